@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wardenhq/warden/internal/cli/cliutil"
+	"github.com/wardenhq/warden/internal/config"
+	"github.com/wardenhq/warden/internal/launch"
+	"github.com/wardenhq/warden/internal/policy"
+	"github.com/wardenhq/warden/internal/sandbox/bwrap"
+)
+
+// RunOptions are `warden run`'s inputs.
+type RunOptions struct {
+	IO         *cliutil.IOStreams
+	PolicyFile string
+	Profile    string
+	Mode       string
+	Backend    string
+	AllowRead  []string
+	AllowWrite []string
+	Env        []string
+	Net        string
+	Explain    bool
+	Argv       []string
+}
+
+// NewCmdRun builds `warden run`.
+func NewCmdRun(f *Factory, runF func(*RunOptions) error) *cobra.Command {
+	opts := &RunOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- CMD [ARGS...]",
+		Short: "Run a command in the sandbox",
+		Long: `Run CMD in the sandbox with the current directory as its workdir.
+
+The exit status is CMD's own; 125 means warden failed before CMD started,
+126 and 127 that CMD could not be executed or found, 128+N that it was
+killed by signal N.`,
+		Example: `  warden run -- make test
+  warden run --allow-read ~/.cargo --env CARGO_HOME -- cargo build
+  warden run --explain -- sh`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Argv = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return runRun(c, opts)
+		},
+	}
+	cmd.Flags().SetInterspersed(false)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.PolicyFile, "policy", "", "policy `FILE` layered over the defaults and the user policy")
+	fl.StringVar(&opts.Profile, "profile", "", "named profile to apply")
+	fl.StringVar(&opts.Mode, "mode", "", "filesystem mode: sandbox, rx or rwx")
+	fl.StringVar(&opts.Backend, "backend", "", "sandbox backend: auto or bwrap")
+	fl.StringArrayVar(&opts.AllowRead, "allow-read", nil, "grant read access to `PATH` (repeatable)")
+	fl.StringArrayVar(&opts.AllowWrite, "allow-write", nil, "grant write access to `PATH` (repeatable)")
+	fl.StringArrayVar(&opts.Env, "env", nil, "pass environment variable `NAME` through (repeatable; NAME* for a prefix)")
+	fl.StringVar(&opts.Net, "net", "", "network: blocked, open or filtered")
+	fl.BoolVar(&opts.Explain, "explain", false, "print the resolved policy and the compiled sandbox, and run nothing")
+	return cmd
+}
+
+// flagLayer turns flags into the highest policy layer.
+func (o *RunOptions) flagLayer() (*policy.Layer, error) {
+	l := &policy.Layer{ReadPaths: o.AllowRead, WritePaths: o.AllowWrite}
+	if o.Mode != "" {
+		m := policy.Mode(o.Mode)
+		switch m {
+		case policy.ModeSandbox, policy.ModeRX, policy.ModeRWX:
+		default:
+			return nil, cliutil.FlagErrorf("--mode: invalid value %q (want sandbox, rx or rwx)", o.Mode)
+		}
+		l.Mode = &m
+	}
+	if o.Backend != "" {
+		b := policy.Backend(o.Backend)
+		switch b {
+		case policy.BackendAuto, policy.BackendBwrap, policy.BackendLandlock, policy.BackendNone:
+		default:
+			return nil, cliutil.FlagErrorf("--backend: invalid value %q (want auto, bwrap, landlock or none)", o.Backend)
+		}
+		l.Backend = &b
+	}
+	if o.Net != "" {
+		n := policy.NetMode(o.Net)
+		switch n {
+		case policy.NetBlocked, policy.NetOpen, policy.NetFiltered:
+		default:
+			return nil, cliutil.FlagErrorf("--net: invalid value %q (want blocked, open or filtered)", o.Net)
+		}
+		l.Network = &policy.NetworkLayer{Mode: &n}
+	}
+	if len(o.Env) > 0 {
+		l.Env = &policy.EnvLayer{Passthrough: o.Env}
+	}
+	for _, p := range append(append([]string(nil), o.AllowRead...), o.AllowWrite...) {
+		if strings.TrimSpace(p) == "" {
+			return nil, cliutil.FlagErrorf("empty path in --allow-read/--allow-write")
+		}
+	}
+	return l, nil
+}
+
+func runRun(c *cobra.Command, o *RunOptions) error {
+	flags, err := o.flagLayer()
+	if err != nil {
+		return err
+	}
+	plan, err := launch.NewPlan(launch.Options{
+		Config: config.Options{PolicyFile: o.PolicyFile, Profile: o.Profile, Flags: flags},
+		Argv:   o.Argv,
+	})
+	if err != nil {
+		return &cliutil.CodeError{Code: cliutil.ExitSandboxFailed, Err: err}
+	}
+	for _, w := range plan.Resolved.Warnings {
+		fmt.Fprintf(o.IO.ErrOut, "warden: warning: %s\n", w)
+	}
+	if plan.Resolved.Mode == policy.ModeRWX {
+		fmt.Fprintln(o.IO.ErrOut, "warden: *** MODE RWX: THE WHOLE FILESYSTEM IS WRITABLE; THIS IS NOT A FILESYSTEM SANDBOX ***")
+	}
+	if o.Explain {
+		return explain(o.IO.Out, plan)
+	}
+	r := &bwrap.Runner{Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut}
+	code, err := plan.Run(c.Context(), r)
+	if err != nil {
+		if _, ok := errors.AsType[*bwrap.StartError](err); ok {
+			return &cliutil.CodeError{Code: cliutil.ExitSandboxFailed, Err: err}
+		}
+		return &cliutil.CodeError{Code: code, Err: err}
+	}
+	return &cliutil.ExitError{Code: code}
+}
+
+func explain(w io.Writer, plan *launch.Plan) error {
+	fmt.Fprintln(w, "# resolved policy")
+	if err := cliutil.PrintJSON(w, plan.Resolved); err != nil {
+		return err
+	}
+	sb := *plan.Sandbox
+	if sb.DenyFile == "" {
+		sb.DenyFile = "$RUNTIME/deny"
+	}
+	args, err := bwrap.Compile(&sb, bwrap.Options{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "# backend: %s\n", plan.Backend)
+	fmt.Fprintln(w, "# bwrap argv (the environment and the command travel on a pipe, never in argv)")
+	fmt.Fprint(w, "bwrap")
+	for _, a := range args {
+		if strings.HasPrefix(a, "--") {
+			fmt.Fprint(w, " \\\n  ")
+		} else {
+			fmt.Fprint(w, " ")
+		}
+		fmt.Fprint(w, shellQuote(a))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "# command: %s\n", strings.Join(quoteAll(plan.Sandbox.Argv), " "))
+	return nil
+}
+
+func quoteAll(a []string) []string {
+	out := make([]string, len(a))
+	for i, s := range a {
+		out[i] = shellQuote(s)
+	}
+	return out
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,191 @@
+//go:build linux
+
+package child
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wardenhq/warden/internal/sandbox"
+)
+
+// maxConfig bounds the configuration read from the pipe.
+const maxConfig = 16 << 20
+
+func readConfig() (*sandbox.ChildConfig, error) {
+	f := os.NewFile(sandbox.ChildFD, "warden-config")
+	if f == nil {
+		return nil, errors.New("no configuration descriptor")
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxConfig))
+	if err != nil {
+		return nil, fmt.Errorf("read configuration: %w", err)
+	}
+	var c sandbox.ChildConfig
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("decode configuration: %w", err)
+	}
+	if len(c.Argv) == 0 {
+		return nil, errors.New("empty command")
+	}
+	return &c, nil
+}
+
+func fail(code int, format string, a ...any) int {
+	fmt.Fprintf(os.Stderr, "warden: "+format+"\n", a...)
+	return code
+}
+
+// forwarded are the signals PID 1 relays to the target's process group.
+var forwarded = []os.Signal{
+	unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGWINCH,
+	unix.SIGUSR1, unix.SIGUSR2, unix.SIGCONT, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU,
+}
+
+// Init is `warden __child init`, PID 1 of the sandbox.
+func Init() int {
+	cfg, err := readConfig()
+	if err != nil {
+		return fail(125, "sandbox init: %v", err)
+	}
+	// Nothing but stdio may reach the exec stage uninvited.
+	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+
+	sigs := make(chan os.Signal, 32)
+	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fail(125, "sandbox init: %v", err)
+	}
+	cmd := exec.Command(sandbox.InnerSelf, "__child", "exec")
+	cmd.Env = []string{}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{r} // becomes fd 3
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fail(125, "sandbox init: start target: %v", err)
+	}
+	r.Close()
+	target := cmd.Process.Pid
+	if err := json.NewEncoder(w).Encode(cfg); err != nil {
+		return fail(125, "sandbox init: send configuration: %v", err)
+	}
+	w.Close()
+
+	for sig := range sigs {
+		if sig != unix.SIGCHLD {
+			_ = unix.Kill(-target, sig.(syscall.Signal))
+			continue
+		}
+		for {
+			var ws unix.WaitStatus
+			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+			if err != nil || pid <= 0 {
+				break
+			}
+			if pid != target {
+				continue // an orphan, reaped
+			}
+			switch {
+			case ws.Exited():
+				return ws.ExitStatus()
+			case ws.Signaled():
+				return 128 + int(ws.Signal())
+			}
+		}
+	}
+	return 125
+}
+
+// Exec is `warden __child exec`: it applies the final restrictions and
+// replaces itself with the target.
+func Exec() int {
+	cfg, err := readConfig()
+	if err != nil {
+		return fail(125, "sandbox exec: %v", err)
+	}
+	if err := applyLimits(cfg); err != nil {
+		return fail(125, "sandbox exec: %v", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fail(125, "sandbox exec: no_new_privs: %v", err)
+	}
+	if cfg.Dir != "" {
+		if err := os.Chdir(cfg.Dir); err != nil {
+			return fail(125, "sandbox exec: %v", err)
+		}
+	}
+	path, err := lookPath(cfg.Argv[0], cfg.Env)
+	if err != nil {
+		return fail(127, "%s: command not found", cfg.Argv[0])
+	}
+	// Every inherited descriptor but stdio is closed on exec (threat B5).
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fail(125, "sandbox exec: close descriptors: %v", err)
+	}
+	err = unix.Exec(path, cfg.Argv, cfg.Env)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return fail(127, "%s: %v", cfg.Argv[0], err)
+	default:
+		return fail(126, "%s: %v", cfg.Argv[0], err)
+	}
+}
+
+func applyLimits(cfg *sandbox.ChildConfig) error {
+	l := cfg.Limits
+	set := func(res int, v int64, name string) error {
+		if v <= 0 {
+			return nil
+		}
+		// syscall.Setrlimit (not x/sys) so the runtime does not restore
+		// its own RLIMIT_NOFILE on exec.
+		lim := syscall.Rlimit{Cur: uint64(v), Max: uint64(v)}
+		if err := syscall.Setrlimit(res, &lim); err != nil {
+			return fmt.Errorf("limits.%s: %w", name, err)
+		}
+		return nil
+	}
+	return errors.Join(
+		set(unix.RLIMIT_NPROC, l.Processes, "processes"),
+		set(unix.RLIMIT_NOFILE, l.OpenFiles, "open_files"),
+		set(unix.RLIMIT_AS, l.Memory, "memory"),
+		set(unix.RLIMIT_CPU, l.CPUSeconds, "cpu_seconds"),
+		set(unix.RLIMIT_FSIZE, l.FileSize, "file_size"),
+	)
+}
+
+// lookPath finds name on the PATH of the target's environment.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", os.ErrNotExist
+}
