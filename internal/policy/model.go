@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+
+	"go.yaml.in/yaml/v3"
 	"strconv"
 	"strings"
 )
@@ -104,11 +106,11 @@ type ToolsLayer struct {
 // (K, M, G, T, optionally followed by "iB" or "B"; all binary multiples).
 type ByteSize int64
 
-// UnmarshalText parses "512M", "2GiB" or "1048576".
-func (b *ByteSize) UnmarshalText(text []byte) error {
-	n, err := ParseByteSize(string(text))
-	if err != nil {
-		return err
+// UnmarshalYAML parses "512M", "2GiB" or "1048576", reporting the line.
+func (b *ByteSize) UnmarshalYAML(node *yaml.Node) error {
+	n, err := ParseByteSize(node.Value)
+	if err != nil || node.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: invalid size %q (want bytes or a number with K, M, G or T)", node.Line, node.Value)
 	}
 	*b = ByteSize(n)
 	return nil

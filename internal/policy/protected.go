@@ -113,7 +113,10 @@ var DefaultAllowHidden = []string{
 	".clang-format", ".clang-tidy", ".pre-commit-config.yaml", ".markdownlint*", ".yamllint*",
 	".vscode", ".idea", ".claude", ".codex", ".gemini", ".opencode", ".agents", ".mcp.json",
 	".mise.toml", ".npmrc", ".yarnrc", ".yarnrc.yml", ".ripgreprc", ".warden", ".changeset", ".storybook",
-	".config", ".vale.ini", ".stylelintrc*", ".browserslistrc", ".babelrc", ".swcrc", ".terraform-version",
+	".config", ".vale.ini",
+	".venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".ipynb_checkpoints",
+	".next", ".nuxt", ".turbo", ".parcel-cache", ".svelte-kit", ".angular", ".expo", ".vercel", ".output",
+	".gradle", ".mvn", ".dart_tool", ".stack-work", ".bundle", ".yarn", ".pnpm-store", ".cache", ".eslintcache", ".stylelintrc*", ".browserslistrc", ".babelrc", ".swcrc", ".terraform-version",
 }
 
 // DangerEnv reports whether name is on the built-in danger blocklist.

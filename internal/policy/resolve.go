@@ -367,6 +367,9 @@ func (r *resolver) git() error {
 			if !ok {
 				return &ValidationError{Field: "workdir", Msg: fmt.Sprintf("%s is a file without a gitdir: line", dotgit)}
 			}
+			// The gitfile itself decides where the host's git looks for
+			// hooks and config, so it is protected too.
+			r.addProtect(dotgit, false, "builtin protected: gitfile")
 			gitdir = strings.TrimSpace(rest)
 			if !filepath.IsAbs(gitdir) {
 				gitdir = filepath.Join(w.Path, gitdir)

@@ -122,8 +122,14 @@ func Compile(s *sandbox.Spec, opt Options) ([]string, error) {
 	for _, d := range p.Pin {
 		add(opPin, d, d)
 	}
+	denied := map[string]bool{}
+	for _, g := range p.Deny {
+		denied[g.Path] = true
+	}
 	for _, g := range p.Protect {
-		add(opProtect, g.Path, g.Path)
+		if !denied[g.Path] { // a mask already hides it, and is read-only
+			add(opProtect, g.Path, g.Path)
+		}
 	}
 	for _, g := range p.Deny {
 		if g.Dir {

@@ -27,7 +27,9 @@ type Runner struct {
 }
 
 // FindBwrap fails: bubblewrap is Linux-only.
-func FindBwrap() (string, error) { return "", errors.New("bwrap: bubblewrap is only available on Linux") }
+func FindBwrap() (string, error) {
+	return "", errors.New("bwrap: bubblewrap is only available on Linux")
+}
 
 // Run fails: bubblewrap is Linux-only.
 func (rn *Runner) Run(context.Context, *sandbox.Spec) (int, error) {
