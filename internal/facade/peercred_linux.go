@@ -1,0 +1,30 @@
+//go:build linux
+
+package facade
+
+import (
+	"net"
+
+	"golang.org/x/sys/unix"
+)
+
+// peerUID returns the effective uid of the process at the other end of c.
+func peerUID(c *net.UnixConn) (int, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	uid := -1
+	var serr error
+	err = rc.Control(func(fd uintptr) {
+		var cred *unix.Ucred
+		cred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		if serr == nil {
+			uid = int(cred.Uid)
+		}
+	})
+	if err != nil {
+		return -1, err
+	}
+	return uid, serr
+}
