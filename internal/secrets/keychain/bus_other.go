@@ -1,0 +1,5 @@
+//go:build !linux
+
+package keychain
+
+func sessionBusCheck() error { return nil }
