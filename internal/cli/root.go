@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -47,6 +48,9 @@ func Main(ctx context.Context, f *Factory, args []string) int {
 		return &cliutil.FlagError{Err: err}
 	})
 	err := root.ExecuteContext(ctx)
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command ") {
+		err = &cliutil.FlagError{Err: err} // cobra has no typed error for this
+	}
 	if err == nil {
 		return cliutil.ExitOK
 	}

@@ -44,7 +44,12 @@ killed by signal N.`,
 		Example: `  warden run -- make test
   warden run --allow-read ~/.cargo --env CARGO_HOME -- cargo build
   warden run --explain -- sh`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cliutil.FlagErrorf("run needs a command: warden run [flags] -- CMD [ARGS...]")
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Argv = args
 			if runF != nil {

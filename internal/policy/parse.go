@@ -31,11 +31,17 @@ func Parse(name string, data []byte) (*File, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var f File
+	var errs ParseErrors
 	if err := dec.Decode(&f); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, &ParseError{File: name, Msg: "empty policy: \"version: 1\" is required"}
 		}
-		return nil, yamlErrors(name, err)
+		// A type error still decodes the rest, so every problem in the
+		// file is reported at once; any other error stops here.
+		if _, ok := errors.AsType[*yaml.TypeError](err); !ok {
+			return nil, yamlErrors(name, err)
+		}
+		errs = yamlErrors(name, err).(ParseErrors)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -49,7 +55,6 @@ func Parse(name string, data []byte) (*File, error) {
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, yamlErrors(name, err)
 	}
-	var errs ParseErrors
 	if f.Version != CurrentVersion {
 		line := keyLine(&root, "version")
 		msg := fmt.Sprintf("unsupported version %d (want %d)", f.Version, CurrentVersion)
@@ -69,6 +74,7 @@ func Parse(name string, data []byte) (*File, error) {
 		errs = append(errs, checkLayer(name, pn, &p, "profiles."+pname+".")...)
 	}
 	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b *ParseError) int { return a.Line - b.Line })
 		return nil, errs
 	}
 	return &f, nil
@@ -209,8 +215,7 @@ func validEnvName(s string) bool    { return envNameRE.MatchString(s) }
 func validEnvPattern(s string) bool { return envPatternRE.MatchString(s) }
 
 func yamlErrors(file string, err error) error {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
+	if te, ok := errors.AsType[*yaml.TypeError](err); ok {
 		var errs ParseErrors
 		for _, m := range te.Errors {
 			errs = append(errs, lineError(file, m))

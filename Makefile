@@ -1,0 +1,64 @@
+# warden — make targets. The README's two commands are `make demo` and `make test`.
+GO       ?= go
+BIN      := bin/warden
+GOFILES  := $(shell find cmd internal examples -name '*.go' 2>/dev/null) go.mod go.sum
+FUZZTIME ?= 30s
+LINT     := $(GO) tool -modfile=tools/lint/go.mod golangci-lint
+
+.PHONY: all build deps demo test test-short test-all test-escape test-unpriv e2e fuzz bench cross lint fmt tidy clean
+
+all: build
+
+build: $(BIN)
+
+$(BIN): $(GOFILES)
+	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./cmd/warden
+
+## deps: install the system packages warden needs (Debian/Ubuntu).
+deps:
+	@./scripts/deps.sh
+
+## demo: install what is needed and show the sandbox at work on a built-in demo project.
+demo: deps build
+	@./scripts/demo.sh $(BIN)
+
+## test: the whole test suite, with the race detector, including real-sandbox tests.
+test:
+	$(GO) test -race -count=1 ./...
+
+## test-short: the inner loop: no real sandboxes, no listeners.
+test-short:
+	$(GO) test -short -race ./...
+
+## test-escape: the adversarial suite against the real sandbox.
+test-escape:
+	$(GO) test -count=1 -run 'TestRun|TestEscape' -v ./internal/sandbox/... 2>&1 | tail -n 200
+
+## test-unpriv: run the test suite as an unprivileged user (needs root to create the user).
+test-unpriv:
+	@./scripts/test-unpriv.sh
+
+## fuzz: run every fuzz target for FUZZTIME each.
+fuzz:
+	@./scripts/fuzz.sh $(FUZZTIME)
+
+## bench: warden's benchmarks side by side with their peers (hyperfine, go test -bench).
+bench: build
+	@./scripts/bench.sh $(BIN)
+
+## cross: check that the darwin build vets and its tests compile.
+cross:
+	GOOS=darwin $(GO) vet ./...
+	GOOS=darwin $(GO) test -exec=true ./...
+
+lint:
+	$(LINT) run ./...
+
+fmt:
+	$(GO) fmt ./...
+
+tidy:
+	$(GO) mod tidy
+
+clean:
+	rm -rf bin

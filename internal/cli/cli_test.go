@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/wardenhq/warden/internal/cli/cliutil"
+)
+
+func testFactory() (*Factory, *bytes.Buffer, *bytes.Buffer) {
+	var out, errOut bytes.Buffer
+	return &Factory{IO: &cliutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}}, &out, &errOut
+}
+
+// TestCommandTree checks that every command has help text and an example,
+// and that every flag is kebab-case (tailscale TestShortUsage).
+func TestCommandTree(t *testing.T) {
+	t.Parallel()
+	f, _, _ := testFactory()
+	kebab := regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" {
+			return
+		}
+		if c.Short == "" {
+			t.Errorf("%s: no short help", c.CommandPath())
+		}
+		if c.Runnable() && c.Example == "" {
+			t.Errorf("%s: no example", c.CommandPath())
+		}
+		c.LocalFlags().VisitAll(func(fl *pflag.Flag) {
+			if !kebab.MatchString(fl.Name) {
+				t.Errorf("%s: flag --%s is not kebab-case", c.CommandPath(), fl.Name)
+			}
+			if fl.Usage == "" {
+				t.Errorf("%s: flag --%s has no usage", c.CommandPath(), fl.Name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewCmdRoot(f))
+}
+
+func TestExitCodes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	cycle := filepath.Join(dir, "cycle.yaml")
+	for p, c := range map[string]string{
+		good:  "version: 1\nmode: rx\nprofiles:\n  a: {extends: strict}\n",
+		bad:   "version: 1\nmode: rx\nnetwork:\n  mode: sideways\n  alow: []\n",
+		cycle: "version: 1\nprofiles:\n  a: {extends: b}\n  b: {extends: a}\n",
+	} {
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		inStderr string
+	}{
+		{"version", []string{"version"}, 0, ""},
+		{"unknown command", []string{"frobnicate"}, 2, "unknown command"},
+		{"unknown flag", []string{"run", "--frob", "--", "true"}, 2, "unknown flag"},
+		{"bad mode flag", []string{"run", "--mode", "yolo", "--", "true"}, 2, "--mode"},
+		{"run needs a command", []string{"run"}, 2, "run needs a command"},
+		{"check good", []string{"policy", "check", good}, 0, ""},
+		{"check bad", []string{"policy", "check", bad}, 3, "bad.yaml:4"},
+		{"check cycle", []string{"policy", "check", cycle}, 3, "cycle"},
+		{"check missing", []string{"policy", "check", filepath.Join(dir, "nope.yaml")}, 3, "no such file"},
+		{"explain filtered refused", []string{"run", "--net", "filtered", "--explain", "--", "true"}, 125, "network.mode"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _, errOut := testFactory()
+			code := Main(context.Background(), f, tc.args)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d; stderr: %s", code, tc.code, errOut)
+			}
+			if !strings.Contains(errOut.String(), tc.inStderr) {
+				t.Errorf("stderr %q lacks %q", errOut, tc.inStderr)
+			}
+		})
+	}
+}
+
+func TestCheckReportsEveryErrorWithLines(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(p, []byte("version: 1\nmode: x\nbackend: y\nfoo: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _, errOut := testFactory()
+	if code := Main(context.Background(), f, []string{"policy", "check", p}); code != 3 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"p.yaml:4: unknown key \"foo\""} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}
+
+func TestPolicyShowSources(t *testing.T) {
+	t.Parallel()
+	f, out, errOut := testFactory()
+	if code := Main(context.Background(), f, []string{"policy", "show", "--profile", "strict"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out.String(), "start_in_scratch") || !strings.Contains(out.String(), "profile strict (builtin)") {
+		t.Errorf("show output lacks provenance:\n%s", out)
+	}
+}
