@@ -171,6 +171,13 @@ func explain(w io.Writer, plan *launch.Plan) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "# command: %s\n", strings.Join(quoteAll(plan.Sandbox.Argv), " "))
+	if ll := plan.Sandbox.Landlock; ll != nil {
+		fmt.Fprintln(w, "# landlock (applied by the exec stage, inside the sandbox)")
+		fmt.Fprint(w, prefixLines(ll.String(), "  "))
+	}
+	if sc := plan.Sandbox.Seccomp; sc != nil {
+		fmt.Fprintf(w, "# seccomp: deny-list filter, AF_UNIX sockets allowed: %v, UDP/raw denied: %v (warden debug seccomp prints the BPF)\n", sc.AllowUnix, sc.DenyInet)
+	}
 	return nil
 }
 
@@ -189,4 +196,15 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func prefixLines(s, p string) string {
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if l != "" {
+			b.WriteString(p + l)
+		}
+	}
+	return b.String()
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/sandbox/bwrap"
+	"github.com/wardenhq/warden/internal/sandbox/landlock"
+	"github.com/wardenhq/warden/internal/sandbox/seccomp"
 )
 
 // Options describe one launch.
@@ -68,11 +70,20 @@ func NewPlan(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	ll, err := landlock.Compile(res, landlock.Options{InSandbox: true, SelfPath: sandbox.InnerSelf, ScratchPath: sandbox.InnerScratch})
+	if err != nil {
+		return nil, err
+	}
 	return &Plan{
 		Spec:     spec,
 		Resolved: res,
 		Backend:  backend,
-		Sandbox:  &sandbox.Spec{Policy: res, Argv: o.Argv, Self: self},
+		Sandbox: &sandbox.Spec{
+			Policy: res, Argv: o.Argv, Self: self,
+			Landlock: ll,
+			// The network namespace already confines UDP and raw sockets.
+			Seccomp: &seccomp.Config{AllowUnix: false, DenyInet: false},
+		},
 	}, nil
 }
 

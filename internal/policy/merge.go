@@ -108,6 +108,10 @@ func (s *Spec) apply(l *Layer, src string) {
 		s.Backend = *l.Backend
 		s.note("backend", src)
 	}
+	if l.Landlock != nil {
+		s.Landlock = *l.Landlock
+		s.note("landlock", src)
+	}
 	if l.StartInScratch != nil {
 		s.StartInScratch = *l.StartInScratch
 		s.note("start_in_scratch", src)

@@ -44,6 +44,17 @@ const (
 	BackendNone     Backend = "none"
 )
 
+// LayerMode says whether a defence-in-depth layer must be enforced in full.
+type LayerMode string
+
+// Layer modes.
+const (
+	// LayerRequired refuses to run when the kernel cannot enforce the layer.
+	LayerRequired LayerMode = "required"
+	// LayerBestEffort enforces what the kernel supports and says so.
+	LayerBestEffort LayerMode = "best-effort"
+)
+
 // File is one policy file as written.
 type File struct {
 	Version  int              `yaml:"version"`
@@ -58,6 +69,7 @@ type Layer struct {
 	Extends        string        `yaml:"extends,omitempty"`
 	Mode           *Mode         `yaml:"mode,omitempty"`
 	Backend        *Backend      `yaml:"backend,omitempty"`
+	Landlock       *LayerMode    `yaml:"landlock,omitempty"`
 	StartInScratch *bool         `yaml:"start_in_scratch,omitempty"`
 	ReadPaths      []string      `yaml:"read_paths,omitempty"`
 	WritePaths     []string      `yaml:"write_paths,omitempty"`
@@ -162,6 +174,7 @@ type Spec struct {
 	Profile        string
 	Mode           Mode
 	Backend        Backend
+	Landlock       LayerMode
 	StartInScratch bool
 	ReadPaths      []string
 	WritePaths     []string

@@ -120,6 +120,9 @@ func checkLayer(file string, n located, l *Layer, prefix string) ParseErrors {
 	if l.Backend != nil && !slices.Contains([]Backend{BackendAuto, BackendBwrap, BackendLandlock, BackendNone}, *l.Backend) {
 		bad("backend", fmt.Sprintf("invalid value %q (want auto, bwrap, landlock or none)", *l.Backend))
 	}
+	if l.Landlock != nil && *l.Landlock != LayerRequired && *l.Landlock != LayerBestEffort {
+		bad("landlock", fmt.Sprintf("invalid value %q (want required or best-effort)", *l.Landlock))
+	}
 	if l.Extends != "" && !validName(l.Extends) {
 		bad("extends", fmt.Sprintf("invalid profile name %q", l.Extends))
 	}

@@ -43,9 +43,11 @@ type Symlink struct {
 type Resolved struct {
 	Mode    Mode    `json:"mode"`
 	Backend Backend `json:"backend"`
-	Workdir string  `json:"workdir"`
-	Home    string  `json:"home"`
-	Scratch bool    `json:"start_in_scratch"`
+	// Landlock says whether the Landlock layer may be best effort.
+	Landlock LayerMode `json:"landlock"`
+	Workdir  string    `json:"workdir"`
+	Home     string    `json:"home"`
+	Scratch  bool      `json:"start_in_scratch"`
 
 	// Read are readable trees; Write writable trees; WriteFiles writable
 	// single files. In rx mode Read is just "/".
@@ -82,18 +84,22 @@ type ResolveOptions struct {
 // Resolve provisions spec against h.
 func Resolve(spec *Spec, h Host, opt ResolveOptions) (*Resolved, error) {
 	r := &resolver{spec: spec, h: h, out: &Resolved{
-		Mode:    spec.Mode,
-		Backend: spec.Backend,
-		Scratch: spec.StartInScratch,
-		Network: spec.Network,
-		Limits:  spec.Limits,
-		Skills:  spec.Skills,
+		Mode:     spec.Mode,
+		Backend:  spec.Backend,
+		Landlock: spec.Landlock,
+		Scratch:  spec.StartInScratch,
+		Network:  spec.Network,
+		Limits:   spec.Limits,
+		Skills:   spec.Skills,
 	}}
 	if r.out.Mode == "" {
 		r.out.Mode = ModeSandbox
 	}
 	if r.out.Backend == "" {
 		r.out.Backend = BackendAuto
+	}
+	if r.out.Landlock == "" {
+		r.out.Landlock = LayerRequired
 	}
 	if r.out.Network.Mode == "" {
 		r.out.Network.Mode = NetBlocked

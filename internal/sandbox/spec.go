@@ -1,6 +1,10 @@
 package sandbox
 
-import "github.com/wardenhq/warden/internal/policy"
+import (
+	"github.com/wardenhq/warden/internal/policy"
+	"github.com/wardenhq/warden/internal/sandbox/landlock"
+	"github.com/wardenhq/warden/internal/sandbox/seccomp"
+)
 
 // Paths inside every sandbox.
 const (
@@ -21,6 +25,10 @@ type Spec struct {
 	// DenyFile is a host path to an empty, mode-0000 file used to mask
 	// unreadable files.
 	DenyFile string
+	// Landlock and Seccomp are the layers the exec stage applies; nil
+	// means the layer is off (only where the policy allows it).
+	Landlock *landlock.Ruleset
+	Seccomp  *seccomp.Config
 }
 
 // ChildConfig is what the runner sends to `warden __child init` on fd 3.
@@ -31,6 +39,10 @@ type ChildConfig struct {
 	Dir  string   `json:"dir"`
 	// Limits are applied as rlimits just before the target starts.
 	Limits policy.Limits `json:"limits"`
+	// Landlock and Seccomp are applied, in that order, after
+	// no_new_privs and before the target is executed.
+	Landlock *landlock.Ruleset `json:"landlock,omitempty"`
+	Seccomp  *seccomp.Config   `json:"seccomp,omitempty"`
 }
 
 // ChildFD is the descriptor number the child reads its ChildConfig from.

@@ -16,85 +16,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// GoldenCases are the policies every backend's golden tests compile.
-func goldenCases() map[string]struct {
-	yaml string
-	host func() *policytest.Host
-} {
-	return map[string]struct {
-		yaml string
-		host func() *policytest.Host
-	}{
-		"default": {yaml: "version: 1\n", host: policytest.Debian},
-		"grants": {yaml: `version: 1
-read_paths: [~/.cargo/bin, /nonexistent]
-write_paths: [~/.cache]
-deny_paths: [./secrets.txt]
-allow_hidden: [.venv]
-env:
-  passthrough: [GOPATH, AWS_*]
-  set: {FOO: bar}
-limits: {processes: 256, memory: 2GiB}
-`, host: func() *policytest.Host {
-			h := policytest.Debian()
-			h.Files["/home/dev/src/app/secrets.txt"] = "s"
-			return h
-		}},
-		"rx":      {yaml: "version: 1\nmode: rx\n", host: policytest.Debian},
-		"rwx":     {yaml: "version: 1\nmode: rwx\n", host: policytest.Debian},
-		"scratch": {yaml: "version: 1\nstart_in_scratch: true\n", host: policytest.Debian},
-		"net-open": {yaml: "version: 1\nnetwork: {mode: open}\n", host: func() *policytest.Host {
-			h := policytest.Debian()
-			delete(h.Files, "/etc/resolv.conf")
-			h.Links["/etc/resolv.conf"] = "../run/systemd/resolve/stub-resolv.conf"
-			h.Files["/run/systemd/resolve/stub-resolv.conf"] = "nameserver 127.0.0.53"
-			return h
-		}},
-		"worktree": {yaml: "version: 1\n", host: func() *policytest.Host {
-			h := policytest.Debian()
-			for k := range h.Files {
-				if strings.HasPrefix(k, "/home/dev/src/app/.git/") {
-					delete(h.Files, k)
-				}
-			}
-			h.Dirs = []string{"/usr/bin", "/etc", "/home/dev/src/main/.git/hooks", "/home/dev/src/main/.git/modules/lib/hooks"}
-			h.Files["/home/dev/src/app/.git"] = "gitdir: ../main/.git/worktrees/app\n"
-			h.Files["/home/dev/src/main/.git/worktrees/app/commondir"] = "../..\n"
-			h.Files["/home/dev/src/main/.git/worktrees/app/HEAD"] = ""
-			h.Files["/home/dev/src/main/.git/config"] = ""
-			h.Files["/home/dev/src/main/.git/modules/lib/HEAD"] = ""
-			h.Files["/home/dev/src/main/.git/modules/lib/config"] = ""
-			return h
-		}},
-		"home-workdir": {yaml: "version: 1\n", host: func() *policytest.Host {
-			h := policytest.Debian()
-			h.Dir = "/home/dev"
-			return h
-		}},
-	}
-}
-
-func resolveCase(t *testing.T, yml string, h *policytest.Host) *policy.Resolved {
-	t.Helper()
-	f, err := policy.Parse("test.yaml", []byte(yml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := policy.Merge(policy.MergeInput{Sources: []policy.Source{{Name: "builtin", File: policy.Builtin()}, {Name: "test", File: f}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := policy.Resolve(spec, h, policy.ResolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
 func TestCompileGolden(t *testing.T) {
-	for name, tc := range goldenCases() {
+	for name, tc := range policytest.Cases() {
 		t.Run(name, func(t *testing.T) {
-			res := resolveCase(t, tc.yaml, tc.host())
+			res := tc.Resolve(t)
 			args, err := Compile(&sandbox.Spec{Policy: res, Argv: []string{"true"}, Self: "/usr/local/bin/warden", DenyFile: "/run/user/1000/warden/s-1/deny"}, Options{StatusFD: 4})
 			if err != nil {
 				t.Fatal(err)
@@ -120,9 +45,9 @@ func TestCompileGolden(t *testing.T) {
 // TestCompileInvariants checks properties every compiled argv must have,
 // whatever the policy.
 func TestCompileInvariants(t *testing.T) {
-	for name, tc := range goldenCases() {
+	for name, tc := range policytest.Cases() {
 		t.Run(name, func(t *testing.T) {
-			res := resolveCase(t, tc.yaml, tc.host())
+			res := tc.Resolve(t)
 			args, err := Compile(&sandbox.Spec{Policy: res, Argv: []string{"true"}, Self: "/w", DenyFile: "/d"}, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -164,7 +89,7 @@ func TestCompileInvariants(t *testing.T) {
 }
 
 func TestCompileRejects(t *testing.T) {
-	res := resolveCase(t, "version: 1\n", policytest.Debian())
+	res := policytest.Cases()["default"].Resolve(t)
 	for name, s := range map[string]*sandbox.Spec{
 		"no command":    {Policy: res, Self: "/w", DenyFile: "/d"},
 		"relative self": {Policy: res, Argv: []string{"x"}, Self: "w", DenyFile: "/d"},

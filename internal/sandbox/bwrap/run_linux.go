@@ -244,7 +244,7 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 	stW.Close()
 	cfgR.Close()
 
-	cc := sandbox.ChildConfig{Argv: s.Argv, Env: s.Policy.Env, Dir: s.Policy.Workdir, Limits: s.Policy.Limits}
+	cc := sandbox.ChildConfig{Argv: s.Argv, Env: s.Policy.Env, Dir: s.Policy.Workdir, Limits: s.Policy.Limits, Landlock: s.Landlock, Seccomp: s.Seccomp}
 	if s.Policy.Scratch {
 		cc.Dir = sandbox.InnerScratch
 	}

@@ -17,6 +17,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wardenhq/warden/internal/sandbox"
+	"github.com/wardenhq/warden/internal/sandbox/landlock"
+	"github.com/wardenhq/warden/internal/sandbox/seccomp"
 )
 
 // maxConfig bounds the configuration read from the pipe.
@@ -130,6 +132,24 @@ func Exec() int {
 	path, err := lookPath(cfg.Argv[0], cfg.Env)
 	if err != nil {
 		return fail(127, "%s: command not found", cfg.Argv[0])
+	}
+	if cfg.Landlock != nil {
+		if err := landlock.Apply(cfg.Landlock); err != nil {
+			return fail(125, "sandbox exec: %v", err)
+		}
+	}
+	if cfg.Seccomp != nil {
+		arch, err := seccomp.NativeArch()
+		if err != nil {
+			return fail(125, "sandbox exec: %v", err)
+		}
+		prog, err := seccomp.Compile(*cfg.Seccomp, arch)
+		if err != nil {
+			return fail(125, "sandbox exec: %v", err)
+		}
+		if err := seccomp.Install(prog); err != nil {
+			return fail(125, "sandbox exec: %v", err)
+		}
 	}
 	// Every inherited descriptor but stdio is closed on exec (threat B5).
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {

@@ -1,0 +1,182 @@
+// Package landlock compiles a resolved policy into a Landlock ruleset (pure,
+// golden-tested on every OS) and applies it (Linux only). Under the bwrap
+// backend it is defence in depth beneath the mount namespace; under the
+// landlock backend it is the filesystem and network sandbox itself.
+package landlock
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/wardenhq/warden/internal/policy"
+)
+
+// Access is a set of Landlock rights, by name.
+type Access string
+
+// Access sets.
+const (
+	// RO reads and executes files and lists directories beneath a path.
+	RO Access = "ro"
+	// RW is RO plus every write right and REFER (rename and link across
+	// directories) beneath a path.
+	RW Access = "rw"
+	// ROFile and RWFile are the file rights only, for single files.
+	ROFile Access = "ro-file"
+	RWFile Access = "rw-file"
+	// Dev is RWFile plus IOCTL_DEV, for terminals and /dev/null & co.
+	Dev Access = "dev"
+)
+
+// PathRule grants Access beneath Path.
+type PathRule struct {
+	Path     string `json:"path"`
+	Access   Access `json:"access"`
+	Optional bool   `json:"optional,omitempty"` // skipped when missing
+	Why      string `json:"why"`
+}
+
+// Ruleset is everything Landlock will enforce for one target.
+type Ruleset struct {
+	// MinABI is the lowest Landlock ABI that can enforce the ruleset.
+	MinABI int `json:"min_abi"`
+	// BestEffort allows a lower ABI, enforcing what it can (policy
+	// `landlock: best-effort`).
+	BestEffort bool       `json:"best_effort,omitempty"`
+	FS         []PathRule `json:"fs"`
+	// HandleNet restricts TCP connect/bind to the listed ports.
+	HandleNet  bool     `json:"handle_net"`
+	NetNote    string   `json:"net_note,omitempty"` // why the network is not handled
+	ConnectTCP []uint16 `json:"connect_tcp,omitempty"`
+	BindTCP    []uint16 `json:"bind_tcp,omitempty"`
+	// Scoped are the IPC scopes: "abstract-unix-socket", "signal".
+	Scoped []string `json:"scoped"`
+}
+
+// Options are the runtime facts the compiler needs.
+type Options struct {
+	// InSandbox is true under the bwrap backend, where the view has a
+	// private /tmp and a throw-away $HOME; false for the landlock backend,
+	// where the host filesystem is seen as is.
+	InSandbox bool
+	// TmpDir is the per-session temporary directory granted read-write
+	// when not in a sandbox view (the landlock backend's private /tmp).
+	TmpDir string
+	// ConnectTCP and BindTCP are ports the target may use (warden's
+	// in-sandbox bridges).
+	ConnectTCP, BindTCP []uint16
+	// SelfPath is where the warden binary is visible (read-only), and
+	// ScratchPath the start_in_scratch directory, inside the sandbox view.
+	SelfPath, ScratchPath string
+}
+
+// devFiles are the device nodes a program may use.
+var devFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
+
+// Compile turns a resolved policy into a ruleset.
+func Compile(p *policy.Resolved, opt Options) (*Ruleset, error) {
+	if p == nil {
+		return nil, fmt.Errorf("landlock: no policy")
+	}
+	rs := &Ruleset{MinABI: 6, Scoped: []string{"abstract-unix-socket", "signal"}, BestEffort: p.Landlock == policy.LayerBestEffort}
+	add := func(path string, a Access, optional bool, why string) {
+		for i, r := range rs.FS {
+			if r.Path == path {
+				if stronger(a, r.Access) {
+					rs.FS[i].Access = a
+					rs.FS[i].Why = why
+				}
+				return
+			}
+		}
+		rs.FS = append(rs.FS, PathRule{Path: path, Access: a, Optional: optional, Why: why})
+	}
+	switch p.Mode {
+	case policy.ModeRWX:
+		add("/", RW, false, "mode rwx")
+	case policy.ModeRX:
+		add("/", RO, false, "mode rx")
+	default:
+		for _, g := range p.Read {
+			add(g.Path, dirOr(g, RO, ROFile), false, g.Rule)
+		}
+		add("/proc", RO, false, "procfs")
+		if opt.SelfPath != "" {
+			add(opt.SelfPath, ROFile, false, "warden")
+		}
+	}
+	for _, d := range devFiles {
+		add(d, Dev, true, "device")
+	}
+	add("/dev/pts", Dev, true, "terminals")
+	add("/dev/shm", RW, true, "shared memory")
+	for _, g := range p.Write {
+		add(g.Path, dirOr(g, RW, RWFile), false, g.Rule)
+	}
+	for _, g := range p.WriteFiles {
+		add(g.Path, RWFile, false, g.Rule)
+	}
+	if opt.InSandbox {
+		add("/tmp", RW, false, "private /tmp")
+		add("/var/tmp", RW, false, "private /var/tmp")
+		if p.Mode == policy.ModeSandbox && p.Home != "" && p.Home != "/" {
+			add(p.Home, RW, false, "throw-away $HOME")
+		}
+		if p.Scratch && opt.ScratchPath != "" {
+			add(opt.ScratchPath, RW, false, "start_in_scratch")
+		}
+	} else if opt.TmpDir != "" {
+		add(opt.TmpDir, RW, false, "private per-session TMPDIR")
+	}
+	// In a sandbox view the empty network namespace is the boundary, and
+	// servers on the sandbox's own loopback (test suites) must keep working;
+	// without one, Landlock's TCP rules are the boundary.
+	switch {
+	case p.Network.Mode == policy.NetOpen:
+		rs.NetNote = "network: open"
+	case opt.InSandbox:
+		rs.NetNote = "the network namespace confines it"
+	default:
+		rs.HandleNet = true
+		rs.ConnectTCP = slices.Clone(opt.ConnectTCP)
+		rs.BindTCP = slices.Clone(opt.BindTCP)
+	}
+	slices.SortFunc(rs.FS, func(a, b PathRule) int { return strings.Compare(a.Path, b.Path) })
+	return rs, nil
+}
+
+func dirOr(g policy.Grant, dir, file Access) Access {
+	if g.Dir {
+		return dir
+	}
+	return file
+}
+
+var strength = map[Access]int{ROFile: 1, RO: 2, RWFile: 3, Dev: 4, RW: 5}
+
+func stronger(a, b Access) bool { return strength[a] > strength[b] }
+
+// String renders the ruleset for golden files and --explain.
+func (rs *Ruleset) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "abi >= %d", rs.MinABI)
+	if rs.BestEffort {
+		b.WriteString(" (best effort)")
+	}
+	b.WriteString("\n")
+	for _, r := range rs.FS {
+		opt := ""
+		if r.Optional {
+			opt = " (if present)"
+		}
+		fmt.Fprintf(&b, "fs %-7s %s%s  # %s\n", r.Access, r.Path, opt, r.Why)
+	}
+	if rs.HandleNet {
+		fmt.Fprintf(&b, "net tcp connect %v bind %v (all other ports denied)\n", rs.ConnectTCP, rs.BindTCP)
+	} else {
+		fmt.Fprintf(&b, "net not handled by Landlock (%s)\n", rs.NetNote)
+	}
+	fmt.Fprintf(&b, "scoped %s\n", strings.Join(rs.Scoped, " "))
+	return b.String()
+}

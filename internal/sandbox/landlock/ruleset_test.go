@@ -1,0 +1,89 @@
+package landlock
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wardenhq/warden/internal/policy"
+	"github.com/wardenhq/warden/internal/policy/policytest"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestCompileGolden(t *testing.T) {
+	for name, tc := range policytest.Cases() {
+		for _, mode := range []struct {
+			suffix string
+			opt    Options
+		}{
+			{"", Options{InSandbox: true, SelfPath: "/run/warden/warden", ScratchPath: "/scratch"}},
+			{".landlock-backend", Options{TmpDir: "/run/user/1000/warden/s-1/tmp", ConnectTCP: []uint16{41000}}},
+		} {
+			t.Run(name+mode.suffix, func(t *testing.T) {
+				rs, err := Compile(tc.Resolve(t), mode.opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := rs.String()
+				golden := filepath.Join("testdata", name+mode.suffix+".golden")
+				if *update {
+					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run with -update)", err)
+				}
+				if diff := cmp.Diff(string(want), got); diff != "" {
+					t.Errorf("ruleset mismatch (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+func TestCompileInvariants(t *testing.T) {
+	for name, tc := range policytest.Cases() {
+		t.Run(name, func(t *testing.T) {
+			res := tc.Resolve(t)
+			rs, err := Compile(res, Options{InSandbox: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rs.MinABI < 6 || len(rs.Scoped) != 2 {
+				t.Errorf("scopes (abstract unix sockets, signals) must always apply: %+v", rs)
+			}
+			for _, r := range rs.FS {
+				if res.Mode == policy.ModeSandbox && (r.Access == RW) {
+					ok := false
+					for _, w := range res.Write {
+						if r.Path == w.Path {
+							ok = true
+						}
+					}
+					switch r.Path {
+					case "/tmp", "/var/tmp", "/dev/shm", res.Home, "/scratch":
+						ok = true
+					}
+					if !ok {
+						t.Errorf("%s writable but not granted", r.Path)
+					}
+				}
+				for _, d := range res.Deny {
+					if r.Path == d.Path {
+						t.Errorf("denied %s has a rule", d.Path)
+					}
+				}
+			}
+			nb, _ := Compile(res, Options{})
+			if res.Network.Mode != policy.NetOpen && !nb.HandleNet {
+				t.Error("without a network namespace, TCP must be handled")
+			}
+		})
+	}
+}
