@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -63,7 +62,7 @@ killed by signal N.`,
 	fl.StringVar(&opts.PolicyFile, "policy", "", "policy `FILE` layered over the defaults and the user policy")
 	fl.StringVar(&opts.Profile, "profile", "", "named profile to apply")
 	fl.StringVar(&opts.Mode, "mode", "", "filesystem mode: sandbox, rx or rwx")
-	fl.StringVar(&opts.Backend, "backend", "", "sandbox backend: auto or bwrap")
+	fl.StringVar(&opts.Backend, "backend", "", "sandbox backend: auto, bwrap or landlock (none only from a policy file)")
 	fl.StringArrayVar(&opts.AllowRead, "allow-read", nil, "grant read access to `PATH` (repeatable)")
 	fl.StringArrayVar(&opts.AllowWrite, "allow-write", nil, "grant write access to `PATH` (repeatable)")
 	fl.StringArrayVar(&opts.Env, "env", nil, "pass environment variable `NAME` through (repeatable; NAME* for a prefix)")
@@ -87,7 +86,9 @@ func (o *RunOptions) flagLayer() (*policy.Layer, error) {
 	if o.Backend != "" {
 		b := policy.Backend(o.Backend)
 		switch b {
-		case policy.BackendAuto, policy.BackendBwrap, policy.BackendLandlock, policy.BackendNone:
+		case policy.BackendNone:
+			return nil, cliutil.FlagErrorf("--backend none is refused: turning the sandbox off must be written in a policy file (backend: none)")
+		case policy.BackendAuto, policy.BackendBwrap, policy.BackendLandlock:
 		default:
 			return nil, cliutil.FlagErrorf("--backend: invalid value %q (want auto, bwrap, landlock or none)", o.Backend)
 		}
@@ -131,13 +132,15 @@ func runRun(c *cobra.Command, o *RunOptions) error {
 	if plan.Resolved.Mode == policy.ModeRWX {
 		fmt.Fprintln(o.IO.ErrOut, "warden: *** MODE RWX: THE WHOLE FILESYSTEM IS WRITABLE; THIS IS NOT A FILESYSTEM SANDBOX ***")
 	}
+	if plan.Notice != "" {
+		fmt.Fprintf(o.IO.ErrOut, "warden: %s\n", plan.Notice)
+	}
 	if o.Explain {
 		return explain(o.IO.Out, plan)
 	}
-	r := &bwrap.Runner{Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut}
-	code, err := plan.Run(c.Context(), r)
+	code, err := plan.Run(c.Context(), launch.Streams{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut})
 	if err != nil {
-		if _, ok := errors.AsType[*bwrap.StartError](err); ok {
+		if launch.StartFailed(err) {
 			return &cliutil.CodeError{Code: cliutil.ExitSandboxFailed, Err: err}
 		}
 		return &cliutil.CodeError{Code: code, Err: err}
@@ -150,6 +153,24 @@ func explain(w io.Writer, plan *launch.Plan) error {
 	if err := cliutil.PrintJSON(w, plan.Resolved); err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "# backend: %s\n", plan.Backend)
+	if plan.Backend == policy.BackendBwrap {
+		if err := explainBwrap(w, plan); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "# command: %s\n", strings.Join(quoteAll(plan.Sandbox.Argv), " "))
+	if ll := plan.Sandbox.Landlock; ll != nil {
+		fmt.Fprintln(w, "# landlock (applied by the exec stage, inside the sandbox)")
+		fmt.Fprint(w, prefixLines(ll.String(), "  "))
+	}
+	if sc := plan.Sandbox.Seccomp; sc != nil {
+		fmt.Fprintf(w, "# seccomp: deny-list filter, AF_UNIX sockets allowed: %v, UDP/raw denied: %v\n", sc.AllowUnix, sc.DenyInet)
+	}
+	return nil
+}
+
+func explainBwrap(w io.Writer, plan *launch.Plan) error {
 	sb := *plan.Sandbox
 	if sb.DenyFile == "" {
 		sb.DenyFile = "$RUNTIME/deny"
@@ -158,7 +179,6 @@ func explain(w io.Writer, plan *launch.Plan) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "# backend: %s\n", plan.Backend)
 	fmt.Fprintln(w, "# bwrap argv (the environment and the command travel on a pipe, never in argv)")
 	fmt.Fprint(w, "bwrap")
 	for _, a := range args {
@@ -170,14 +190,6 @@ func explain(w io.Writer, plan *launch.Plan) error {
 		fmt.Fprint(w, shellQuote(a))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "# command: %s\n", strings.Join(quoteAll(plan.Sandbox.Argv), " "))
-	if ll := plan.Sandbox.Landlock; ll != nil {
-		fmt.Fprintln(w, "# landlock (applied by the exec stage, inside the sandbox)")
-		fmt.Fprint(w, prefixLines(ll.String(), "  "))
-	}
-	if sc := plan.Sandbox.Seccomp; sc != nil {
-		fmt.Fprintf(w, "# seccomp: deny-list filter, AF_UNIX sockets allowed: %v, UDP/raw denied: %v (warden debug seccomp prints the BPF)\n", sc.AllowUnix, sc.DenyInet)
-	}
 	return nil
 }
 

@@ -7,14 +7,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/sandbox/bwrap"
+	"github.com/wardenhq/warden/internal/sandbox/hostrun"
 	"github.com/wardenhq/warden/internal/sandbox/landlock"
 	"github.com/wardenhq/warden/internal/sandbox/seccomp"
 )
@@ -29,6 +32,9 @@ type Options struct {
 
 // Plan is a resolved, compiled launch that has not run yet.
 type Plan struct {
+	// Notice is printed on every run when set (a fallback backend, or
+	// backend none).
+	Notice   string
 	Spec     *policy.Spec
 	Resolved *policy.Resolved
 	Sandbox  *sandbox.Spec
@@ -59,32 +65,55 @@ func NewPlan(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, &PolicyError{Err: err}
 	}
-	backend := res.Backend
-	switch backend {
-	case policy.BackendAuto, policy.BackendBwrap:
-		backend = policy.BackendBwrap
-	default:
-		return nil, &PolicyError{Err: &policy.ValidationError{Field: "backend", Source: joinSources(spec, "backend"), Msg: fmt.Sprintf("backend %q is not available in this build", backend)}}
+	backend, notice, err := chooseBackend(res)
+	if err != nil {
+		return nil, err
 	}
 	self, err := Self()
 	if err != nil {
 		return nil, err
 	}
-	ll, err := landlock.Compile(res, landlock.Options{InSandbox: true, SelfPath: sandbox.InnerSelf, ScratchPath: sandbox.InnerScratch})
-	if err != nil {
-		return nil, err
+	sb := &sandbox.Spec{Policy: res, Argv: o.Argv, Self: self}
+	switch backend {
+	case policy.BackendBwrap:
+		sb.Landlock, err = landlock.Compile(res, landlock.Options{InSandbox: true, SelfPath: sandbox.InnerSelf, ScratchPath: sandbox.InnerScratch})
+		// The network namespace already confines UDP and raw sockets.
+		sb.Seccomp = &seccomp.Config{}
+	case policy.BackendLandlock:
+		sb.Landlock, err = landlock.Compile(res, landlock.Options{})
+		// No network namespace: only TCP, which Landlock confines, is left.
+		sb.Seccomp = &seccomp.Config{DenyInet: res.Network.Mode != policy.NetOpen}
+	case policy.BackendNone:
+		notice = "backend none: NO SANDBOX; only the environment filter, rlimits and no_new_privs apply (the policy asked for it explicitly)"
 	}
-	return &Plan{
-		Spec:     spec,
-		Resolved: res,
-		Backend:  backend,
-		Sandbox: &sandbox.Spec{
-			Policy: res, Argv: o.Argv, Self: self,
-			Landlock: ll,
-			// The network namespace already confines UDP and raw sockets.
-			Seccomp: &seccomp.Config{AllowUnix: false, DenyInet: false},
-		},
-	}, nil
+	if err != nil {
+		return nil, &PolicyError{Err: fmt.Errorf("backend %s cannot enforce this policy: %w", backend, err)}
+	}
+	return &Plan{Spec: spec, Resolved: res, Backend: backend, Sandbox: sb, Notice: notice}, nil
+}
+
+// chooseBackend resolves `auto` from a probe of the machine. A fallback is
+// never silent: it comes with a notice.
+func chooseBackend(res *policy.Resolved) (policy.Backend, string, error) {
+	switch res.Backend {
+	case policy.BackendBwrap, policy.BackendLandlock, policy.BackendNone:
+		return res.Backend, "", nil
+	}
+	p := sandbox.ProbeHost(context.Background(), sandbox.ProbeOptions{LandlockABI: landlock.ABI})
+	b, why := p.Auto()
+	switch b {
+	case policy.BackendBwrap:
+		return b, "", nil
+	case policy.BackendLandlock:
+		return b, "backend auto chose landlock: " + why + " (see warden doctor)", nil
+	}
+	reasons := []string{}
+	for _, f := range []sandbox.Feature{p.Bwrap, p.UserNS, p.Landlock, p.Seccomp} {
+		if f.Reason != "" {
+			reasons = append(reasons, f.Reason)
+		}
+	}
+	return "", "", fmt.Errorf("launch: no sandbox backend can run here: %s (run warden doctor for fixes)", strings.Join(reasons, "; "))
 }
 
 func joinSources(s *policy.Spec, field string) string {
@@ -112,10 +141,28 @@ func Self() (string, error) {
 	return filepath.EvalSymlinks(p)
 }
 
+// Streams are the target's standard streams.
+type Streams struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
 // Run executes the plan and returns the target's exit code.
-func (p *Plan) Run(ctx context.Context, r *bwrap.Runner) (int, error) {
-	if p.Backend != policy.BackendBwrap {
-		return 125, errors.New("launch: no runner for backend " + string(p.Backend))
+func (p *Plan) Run(ctx context.Context, io Streams) (int, error) {
+	switch p.Backend {
+	case policy.BackendBwrap:
+		return (&bwrap.Runner{Stdin: io.In, Stdout: io.Out, Stderr: io.Err}).Run(ctx, p.Sandbox)
+	case policy.BackendLandlock, policy.BackendNone:
+		return (&hostrun.Runner{Stdin: io.In, Stdout: io.Out, Stderr: io.Err}).Run(ctx, p.Sandbox)
 	}
-	return r.Run(ctx, p.Sandbox)
+	return 125, errors.New("launch: no runner for backend " + string(p.Backend))
+}
+
+// StartFailed reports whether err means the target never started.
+func StartFailed(err error) bool {
+	if _, ok := errors.AsType[*bwrap.StartError](err); ok {
+		return true
+	}
+	_, ok := errors.AsType[*hostrun.StartError](err)
+	return ok
 }

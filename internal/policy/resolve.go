@@ -65,6 +65,11 @@ type Resolved struct {
 	// path; they are made mount points so they cannot be renamed away.
 	Pin      []string  `json:"pin"`
 	Symlinks []Symlink `json:"symlinks"`
+	// Listings hold the entries of every writable root and pinned
+	// directory, for backends that must carve protected and denied paths
+	// out of a writable tree by granting its other entries one by one
+	// (Landlock cannot subtract).
+	Listings map[string][]Grant `json:"-"`
 
 	Env      []string    `json:"env"`
 	Network  NetworkSpec `json:"network"`
@@ -131,8 +136,12 @@ func (r *resolver) validate(opt ResolveOptions) error {
 		return &ValidationError{Field: "network.mode", Source: r.src("network.mode"),
 			Msg: "\"filtered\" needs warden's egress proxy, which this build cannot run yet; use \"blocked\" (or \"open\" to allow all traffic explicitly)"}
 	}
-	if r.out.Backend == BackendNone && len(r.spec.Sources["backend"]) == 0 {
-		return &ValidationError{Field: "backend", Msg: "\"none\" must be set explicitly in a policy"}
+	if r.out.Backend == BackendNone {
+		for _, src := range r.spec.Sources["backend"] {
+			if src == "flags" || src == "builtin" {
+				return &ValidationError{Field: "backend", Source: src, Msg: "\"none\" must be written in a policy file"}
+			}
+		}
 	}
 	for _, k := range sortedKeys(r.spec.Env.Set) {
 		if bad, pat := DangerEnv(k); bad {
@@ -237,8 +246,45 @@ func (r *resolver) run() error {
 	if err := r.conflicts(); err != nil {
 		return err
 	}
+	r.listings()
 	r.env()
 	return nil
+}
+
+// listings records the entries of every directory between a grant root and
+// a denied or protected path beneath it.
+func (r *resolver) listings() {
+	r.out.Listings = map[string][]Grant{}
+	seen := map[string]bool{}
+	var dirs []string
+	roots := append(append([]Grant(nil), r.out.Read...), r.out.Write...)
+	for _, d := range append(append([]Grant(nil), r.out.Deny...), r.out.Protect...) {
+		for _, g := range roots {
+			if !g.Dir || d.Path == g.Path || !under(d.Path, g.Path) {
+				continue
+			}
+			for cur := filepath.Dir(d.Path); ; cur = filepath.Dir(cur) {
+				if !seen[cur] {
+					seen[cur] = true
+					dirs = append(dirs, cur)
+				}
+				if cur == g.Path || cur == "/" {
+					break
+				}
+			}
+		}
+	}
+	for _, d := range dirs {
+		ents, err := r.h.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		gs := make([]Grant, 0, len(ents))
+		for _, e := range ents {
+			gs = append(gs, Grant{Path: filepath.Join(d, e.Name()), Dir: e.IsDir(), Exists: true})
+		}
+		r.out.Listings[d] = gs
+	}
 }
 
 // expand turns a policy path into an absolute, cleaned path: ~ and $VAR

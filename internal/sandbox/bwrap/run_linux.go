@@ -15,8 +15,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strconv"
-	"strings"
+		"strings"
 	"sync"
 	"syscall"
 
@@ -71,7 +70,7 @@ type placeholder struct {
 // Prepare creates the runtime directory, the deny file and the
 // placeholders for missing protected paths. Close undoes it.
 func Prepare(s *sandbox.Spec) (*Session, error) {
-	dir, err := RuntimeDir()
+	dir, err := sandbox.RuntimeDir()
 	if err != nil {
 		return nil, err
 	}
@@ -162,33 +161,6 @@ func (sess *Session) Close() {
 	if sess.Dir != "" {
 		_ = os.RemoveAll(sess.Dir)
 	}
-}
-
-// RuntimeDir makes a fresh 0700 per-session directory under
-// $XDG_RUNTIME_DIR/warden or the system temp dir's warden-<uid>.
-func RuntimeDir() (string, error) {
-	base := ""
-	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
-		base = filepath.Join(x, "warden")
-	} else {
-		base = filepath.Join(os.TempDir(), "warden-"+strconv.Itoa(os.Getuid()))
-	}
-	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", fmt.Errorf("bwrap: runtime dir: %w", err)
-	}
-	fi, err := os.Lstat(base)
-	if err != nil {
-		return "", fmt.Errorf("bwrap: runtime dir: %w", err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("bwrap: runtime dir %s must be a directory owned by uid %d with mode 0700", base, os.Getuid())
-	}
-	d, err := os.MkdirTemp(base, "s-")
-	if err != nil {
-		return "", fmt.Errorf("bwrap: runtime dir: %w", err)
-	}
-	return d, nil
 }
 
 // Run launches s and returns the target's exit code. A *StartError means

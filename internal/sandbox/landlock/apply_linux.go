@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -62,6 +63,8 @@ func Apply(rs *Ruleset) error {
 			rule = ll.RWFiles(r.Path)
 		case Dev:
 			rule = ll.RWFiles(r.Path).WithIoctlDev()
+		case List:
+			rule = ll.PathAccess(ll.AccessFSSet(llsys.AccessFSReadDir), r.Path)
 		default:
 			return fmt.Errorf("landlock: unknown access %q", r.Access)
 		}

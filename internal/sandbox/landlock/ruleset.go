@@ -27,6 +27,9 @@ const (
 	RWFile Access = "rw-file"
 	// Dev is RWFile plus IOCTL_DEV, for terminals and /dev/null & co.
 	Dev Access = "dev"
+	// List only reads directories (names, not contents) beneath a path:
+	// what is left of a tree whose entries are granted one by one.
+	List Access = "list"
 )
 
 // PathRule grants Access beneath Path.
@@ -92,14 +95,25 @@ func Compile(p *policy.Resolved, opt Options) (*Ruleset, error) {
 		}
 		rs.FS = append(rs.FS, PathRule{Path: path, Access: a, Optional: optional, Why: why})
 	}
+	// Without a mount namespace to mask them, denied and protected paths
+	// inside a granted tree are carved out: the tree keeps only List, and
+	// each of its other entries is granted on its own.
+	grant := func(g policy.Grant, a Access) { add(g.Path, a, false, g.Rule) }
+	if !opt.InSandbox {
+		c := carver{p: p, add: add}
+		grant = c.grant
+	}
 	switch p.Mode {
 	case policy.ModeRWX:
 		add("/", RW, false, "mode rwx")
 	case policy.ModeRX:
+		if !opt.InSandbox {
+			return nil, &policy.ValidationError{Field: "mode", Msg: "\"rx\" reads all of / except secrets, and masking secrets inside a readable / needs namespaces; use mode sandbox with read_paths, or the bwrap backend"}
+		}
 		add("/", RO, false, "mode rx")
 	default:
 		for _, g := range p.Read {
-			add(g.Path, dirOr(g, RO, ROFile), false, g.Rule)
+			grant(g, dirOr(g, RO, ROFile))
 		}
 		add("/proc", RO, false, "procfs")
 		if opt.SelfPath != "" {
@@ -112,7 +126,7 @@ func Compile(p *policy.Resolved, opt Options) (*Ruleset, error) {
 	add("/dev/pts", Dev, true, "terminals")
 	add("/dev/shm", RW, true, "shared memory")
 	for _, g := range p.Write {
-		add(g.Path, dirOr(g, RW, RWFile), false, g.Rule)
+		grant(g, dirOr(g, RW, RWFile))
 	}
 	for _, g := range p.WriteFiles {
 		add(g.Path, RWFile, false, g.Rule)
@@ -146,6 +160,16 @@ func Compile(p *policy.Resolved, opt Options) (*Ruleset, error) {
 	return rs, nil
 }
 
+func fileAccess(a Access) Access {
+	switch a {
+	case RW:
+		return RWFile
+	case RO:
+		return ROFile
+	}
+	return a
+}
+
 func dirOr(g policy.Grant, dir, file Access) Access {
 	if g.Dir {
 		return dir
@@ -153,7 +177,60 @@ func dirOr(g policy.Grant, dir, file Access) Access {
 	return file
 }
 
-var strength = map[Access]int{ROFile: 1, RO: 2, RWFile: 3, Dev: 4, RW: 5}
+var strength = map[Access]int{List: 1, ROFile: 2, RO: 3, RWFile: 4, Dev: 5, RW: 6}
+
+// carver grants a tree minus its denied and protected paths.
+type carver struct {
+	p   *policy.Resolved
+	add func(path string, a Access, optional bool, why string)
+}
+
+func (c carver) status(path string) (denied, protected, ancestor bool) {
+	for _, d := range c.p.Deny {
+		if d.Path == path {
+			denied = true
+		}
+		if strings.HasPrefix(d.Path, path+"/") {
+			ancestor = true
+		}
+	}
+	for _, d := range c.p.Protect {
+		if d.Path == path {
+			protected = true
+		}
+		if strings.HasPrefix(d.Path, path+"/") {
+			ancestor = true
+		}
+	}
+	return
+}
+
+func (c carver) grant(g policy.Grant, a Access) {
+	denied, protected, ancestor := c.status(g.Path)
+	switch {
+	case denied:
+		return
+	case protected && (a == RW || a == RWFile):
+		a = dirOr(g, RO, ROFile)
+		if !ancestor {
+			c.add(g.Path, a, false, g.Rule+" (protected: read-only)")
+			return
+		}
+	}
+	ents, listed := c.p.Listings[g.Path]
+	if !ancestor || !g.Dir || !listed {
+		c.add(g.Path, a, false, g.Rule)
+		return
+	}
+	c.add(g.Path, List, false, g.Rule+" (entries granted one by one)")
+	for _, e := range ents {
+		ea := a
+		if !e.Dir {
+			ea = fileAccess(a)
+		}
+		c.grant(policy.Grant{Path: e.Path, Dir: e.Dir, Exists: true, Rule: g.Rule}, ea)
+	}
+}
 
 func stronger(a, b Access) bool { return strength[a] > strength[b] }
 

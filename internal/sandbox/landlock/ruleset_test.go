@@ -24,11 +24,16 @@ func TestCompileGolden(t *testing.T) {
 			{".landlock-backend", Options{TmpDir: "/run/user/1000/warden/s-1/tmp", ConnectTCP: []uint16{41000}}},
 		} {
 			t.Run(name+mode.suffix, func(t *testing.T) {
+				var got string
 				rs, err := Compile(tc.Resolve(t), mode.opt)
-				if err != nil {
+				switch {
+				case err != nil && mode.suffix != "":
+					got = "refused: " + err.Error() + "\n"
+				case err != nil:
 					t.Fatal(err)
+				default:
+					got = rs.String()
 				}
-				got := rs.String()
 				golden := filepath.Join("testdata", name+mode.suffix+".golden")
 				if *update {
 					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -80,7 +85,13 @@ func TestCompileInvariants(t *testing.T) {
 					}
 				}
 			}
-			nb, _ := Compile(res, Options{})
+			nb, err := Compile(res, Options{})
+			if res.Mode == policy.ModeRX {
+				if err == nil {
+					t.Error("rx must be refused without namespaces")
+				}
+				return
+			}
 			if res.Network.Mode != policy.NetOpen && !nb.HandleNet {
 				t.Error("without a network namespace, TCP must be handled")
 			}

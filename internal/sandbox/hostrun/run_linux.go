@@ -1,0 +1,141 @@
+//go:build linux
+
+package hostrun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wardenhq/warden/internal/sandbox"
+	"github.com/wardenhq/warden/internal/sandbox/landlock"
+)
+
+// StartError means the target never started.
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return "sandbox failed to start: " + e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Runner starts `warden __child exec` directly on the host.
+type Runner struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Run executes s. With s.Landlock nil (the none backend) only the
+// environment, rlimits, no_new_privs and the seccomp filter (when set)
+// apply.
+func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
+	dir, err := sandbox.RuntimeDir()
+	if err != nil {
+		return 125, &StartError{Err: err}
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return 125, &StartError{Err: err}
+	}
+	// Without a mount namespace, the real $HOME cannot be swapped for an
+	// empty one, so the target gets a private, throw-away $HOME inside its
+	// TMPDIR: tools then find no config (ENOENT) rather than fail on an
+	// unreadable one (EACCES).
+	home := filepath.Join(tmp, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		return 125, &StartError{Err: err}
+	}
+	env := make([]string, 0, len(s.Policy.Env))
+	for _, kv := range s.Policy.Env {
+		if !strings.HasPrefix(kv, "TMPDIR=") && !strings.HasPrefix(kv, "HOME=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "TMPDIR="+tmp, "HOME="+home)
+	cc := sandbox.ChildConfig{Argv: s.Argv, Env: env, Dir: s.Policy.Workdir, Limits: s.Policy.Limits, Seccomp: s.Seccomp}
+	if s.Policy.Scratch {
+		// The fresh scratch dir is the private TMPDIR's "scratch".
+		cc.Dir = filepath.Join(tmp, "scratch")
+		if err := os.Mkdir(cc.Dir, 0o700); err != nil {
+			return 125, &StartError{Err: err}
+		}
+	}
+	if s.Landlock != nil {
+		rs := *s.Landlock
+		rs.FS = append(append([]landlock.PathRule(nil), rs.FS...), landlock.PathRule{Path: tmp, Access: landlock.RW, Why: "private per-session TMPDIR"})
+		cc.Landlock = &rs
+	}
+
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return 125, &StartError{Err: err}
+	}
+	defer cfgR.Close()
+	cmd := exec.Command(s.Self, "__child", "exec") //nolint:gosec,noctx // G204: our own binary; the context is handled below by signalling the session
+	cmd.Env = []string{}
+	cmd.Dir = cc.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = or(rn.Stdin, os.Stdin), orW(rn.Stdout, os.Stdout), orW(rn.Stderr, os.Stderr)
+	cmd.ExtraFiles = []*os.File{cfgR}
+	// A new session: no controlling terminal to inject keystrokes into
+	// (the seccomp filter also refuses TIOCSTI), and one group to end.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGWINCH, unix.SIGUSR1, unix.SIGUSR2)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		cfgW.Close()
+		return 125, &StartError{Err: fmt.Errorf("start: %w", err)}
+	}
+	cfgR.Close()
+	go func() {
+		_ = json.NewEncoder(cfgW).Encode(&cc)
+		cfgW.Close()
+	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	pid := cmd.Process.Pid
+	for {
+		select {
+		case sig := <-sigs:
+			_ = unix.Kill(pid, sig.(syscall.Signal))
+		case <-ctx.Done():
+			_ = unix.Kill(-pid, unix.SIGKILL)
+		case err := <-done:
+			// Whatever the target left in its session ends with it.
+			_ = unix.Kill(-pid, unix.SIGKILL)
+			var ee *exec.ExitError
+			if err != nil && !errors.As(err, &ee) {
+				return 125, &StartError{Err: err}
+			}
+			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				return 128 + int(ws.Signal()), nil
+			}
+			return cmd.ProcessState.ExitCode(), nil
+		}
+	}
+}
+
+func or(r io.Reader, def *os.File) io.Reader {
+	if r == nil {
+		return def
+	}
+	return r
+}
+
+func orW(w io.Writer, def *os.File) io.Writer {
+	if w == nil {
+		return def
+	}
+	return w
+}

@@ -1,0 +1,29 @@
+//go:build !linux
+
+package hostrun
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/wardenhq/warden/internal/sandbox"
+)
+
+// StartError means the target never started.
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return "sandbox failed to start: " + e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Runner is Linux-only.
+type Runner struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Run fails outside Linux.
+func (rn *Runner) Run(context.Context, *sandbox.Spec) (int, error) {
+	return 125, &StartError{Err: errors.New("hostrun: the landlock and none backends are Linux-only")}
+}
