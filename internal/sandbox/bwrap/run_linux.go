@@ -15,7 +15,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-		"strings"
+	"strings"
 	"sync"
 	"syscall"
 

@@ -21,101 +21,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// env is one test's machine: a fake $HOME with secrets and a git
-// repository as the workdir.
-type env struct {
-	t             *testing.T
-	warden, probe string
-	home, work    string
-}
+type env = sandboxtest.Env
 
-func newEnv(t *testing.T) *env {
-	t.Helper()
-	return newEnvIn(t, t.TempDir())
-}
+func newEnv(t *testing.T) *env { return sandboxtest.NewEnv(t) }
 
-// newEnvOutsideTmp places the fake $HOME outside /tmp, which the sandbox
-// replaces with a private tmpfs, as a real $HOME would be.
-func newEnvOutsideTmp(t *testing.T) *env {
-	t.Helper()
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		t.Skipf("no user cache dir: %v", err)
-	}
-	if err := os.MkdirAll(cache, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	base, err := os.MkdirTemp(cache, "warden-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(base) })
-	return newEnvIn(t, base)
-}
-
-func newEnvIn(t *testing.T, base string) *env {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("runs the real sandbox")
-	}
-	sandboxtest.RequireUserNS(t)
-	w, p := sandboxtest.Binaries(t)
-	e := &env{t: t, warden: w, probe: p, home: filepath.Join(base, "home"), work: filepath.Join(base, "home", "src", "proj")}
-	for _, d := range []string{filepath.Join(e.home, ".ssh"), filepath.Join(e.home, ".aws"), e.work} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for p, c := range map[string]string{
-		".ssh/id_ed25519": "PRIVATE KEY", ".aws/credentials": "AKIA", ".bashrc": "# rc", ".gitconfig": "[user]\n",
-	} {
-		if err := os.WriteFile(filepath.Join(e.home, p), []byte(c), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.git("init", "-q", "-b", "main")
-	if err := os.WriteFile(filepath.Join(e.work, "README"), []byte("hello\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(e.work, ".env"), []byte("TOKEN=s3cret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
-func (e *env) git(args ...string) {
-	e.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = e.work
-	cmd.Env = []string{"HOME=" + e.home, "PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1"}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		e.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-}
-
-func (e *env) environ(extra ...string) []string {
-	return append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + e.home, "LANG=C.UTF-8", "XDG_CONFIG_HOME=" + filepath.Join(e.home, ".config")}, extra...)
-}
-
-// run executes `warden run [flags] -- argv` in the workdir.
-func (e *env) run(flags []string, argv ...string) sandboxtest.Result {
-	e.t.Helper()
-	args := append([]string{"run", "--allow-read", filepath.Dir(e.probe)}, flags...)
-	args = append(append(args, "--"), argv...)
-	return sandboxtest.Run(e.t, e.warden, sandboxtest.Cmd{Dir: e.work, Env: e.environ("AWS_SECRET_ACCESS_KEY=hunter2", "LD_PRELOAD=/nonexistent.so"), Args: args})
-}
-
-func (e *env) probeRun(flags []string, op string, args ...string) sandboxtest.Result {
-	e.t.Helper()
-	return e.run(flags, append([]string{e.probe, op}, args...)...)
-}
-
-func (e *env) expect(r sandboxtest.Result, want string) {
-	e.t.Helper()
-	if got := strings.TrimSpace(r.Stdout); !strings.HasPrefix(got, want) {
-		e.t.Errorf("got %q, want %q\n%s", got, want, r)
-	}
-}
+func newEnvOutsideTmp(t *testing.T) *env { return sandboxtest.NewEnvOutsideTmp(t) }
 
 func TestRunExitStatus(t *testing.T) {
 	t.Parallel()
@@ -132,7 +42,7 @@ func TestRunExitStatus(t *testing.T) {
 		{"killed by signal", []string{"sh", "-c", "kill -9 $$"}, 137},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if r := e.run(nil, tc.argv...); r.Code != tc.want {
+			if r := e.Run(nil, tc.argv...); r.Code != tc.want {
 				t.Errorf("exit %d, want %d\n%s", r.Code, tc.want, r)
 			}
 		})
@@ -146,7 +56,7 @@ func TestRunPolicyErrorIs125(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("version: 1\nnetwork: {mode: filtered}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := e.run([]string{"--policy", bad}, "true")
+	r := e.Run([]string{"--policy", bad}, "true")
 	if r.Code != 125 || !strings.Contains(r.Stderr, "network.mode") {
 		t.Errorf("want 125 naming network.mode\n%s", r)
 	}
@@ -157,8 +67,8 @@ func TestRunPolicyErrorIs125(t *testing.T) {
 func TestRunFilesystem(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	w := func(p string) string { return filepath.Join(e.work, p) }
-	h := func(p string) string { return filepath.Join(e.home, p) }
+	w := func(p string) string { return filepath.Join(e.Work, p) }
+	h := func(p string) string { return filepath.Join(e.Home, p) }
 	tests := []struct {
 		name string
 		op   []string
@@ -188,11 +98,11 @@ func TestRunFilesystem(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e.expect(e.probeRun(nil, tc.op[0], tc.op[1:]...), tc.want)
+			e.Expect(e.ProbeRun(nil, tc.op[0], tc.op[1:]...), tc.want)
 		})
 	}
 	// Writes to $HOME land in a throw-away tmpfs, never on the host.
-	e.expect(e.probeRun(nil, "write", h("planted")), "ok")
+	e.Expect(e.ProbeRun(nil, "write", h("planted")), "ok")
 	if _, err := os.Stat(h("planted")); err == nil {
 		t.Error("a write to $HOME reached the host")
 	}
@@ -210,11 +120,11 @@ func TestRunFilesystem(t *testing.T) {
 func TestRunGitCommitWorks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	r := e.run(nil, "sh", "-c", `git add README && git -c user.name=w -c user.email=w@x commit -qm "in sandbox" && git log --oneline | wc -l`)
+	r := e.Run(nil, "sh", "-c", `git add README && git -c user.name=w -c user.email=w@x commit -qm "in sandbox" && git log --oneline | wc -l`)
 	if r.Code != 0 || strings.TrimSpace(r.Stdout) != "1" {
 		t.Fatalf("git commit inside the sandbox failed\n%s", r)
 	}
-	r = e.run(nil, "sh", "-c", `printf '#!/bin/sh\necho pwned\n' > .git/hooks/post-commit`)
+	r = e.Run(nil, "sh", "-c", `printf '#!/bin/sh\necho pwned\n' > .git/hooks/post-commit`)
 	if r.Code == 0 {
 		t.Fatal("hook planted")
 	}
@@ -237,12 +147,12 @@ func TestRunNetworkBlocked(t *testing.T) {
 			c.Close()
 		}
 	}()
-	e.expect(e.probeRun(nil, "tcp", l.Addr().String()), "err ECONNREFUSED") // host loopback is not ours
-	e.expect(e.probeRun(nil, "tcp", "192.0.2.1:80"), "err ENETUNREACH")
-	e.expect(e.probeRun(nil, "udp", "192.0.2.1:53"), "err ENETUNREACH")
-	e.expect(e.probeRun(nil, "resolve", "example.com"), "err")
+	e.Expect(e.ProbeRun(nil, "tcp", l.Addr().String()), "err ECONNREFUSED") // host loopback is not ours
+	e.Expect(e.ProbeRun(nil, "tcp", "192.0.2.1:80"), "err ENETUNREACH")
+	e.Expect(e.ProbeRun(nil, "udp", "192.0.2.1:53"), "err ENETUNREACH")
+	e.Expect(e.ProbeRun(nil, "resolve", "example.com"), "err")
 	// The neighbour: loopback inside the sandbox's own namespace works.
-	r := e.run(nil, "sh", "-c", e.probe+" tcp 127.0.0.1:9 ; true")
+	r := e.Run(nil, "sh", "-c", e.Probe+" tcp 127.0.0.1:9 ; true")
 	if !strings.Contains(r.Stdout, "ECONNREFUSED") {
 		t.Errorf("sandbox loopback: %s", r)
 	}
@@ -251,25 +161,25 @@ func TestRunNetworkBlocked(t *testing.T) {
 func TestRunEnvironment(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.expect(e.probeRun(nil, "env", "AWS_SECRET_ACCESS_KEY"), "err ENOENT")
-	e.expect(e.probeRun(nil, "env", "LD_PRELOAD"), "err ENOENT")
-	e.expect(e.probeRun([]string{"--env", "AWS_*"}, "env", "AWS_SECRET_ACCESS_KEY"), "ok hunter2")
-	e.expect(e.probeRun([]string{"--env", "LD_PRELOAD"}, "env", "LD_PRELOAD"), "err ENOENT")
-	e.expect(e.probeRun(nil, "env", "TMPDIR"), "ok /tmp")
-	e.expect(e.probeRun(nil, "env", "HOME"), "ok "+e.home)
+	e.Expect(e.ProbeRun(nil, "env", "AWS_SECRET_ACCESS_KEY"), "err ENOENT")
+	e.Expect(e.ProbeRun(nil, "env", "LD_PRELOAD"), "err ENOENT")
+	e.Expect(e.ProbeRun([]string{"--env", "AWS_*"}, "env", "AWS_SECRET_ACCESS_KEY"), "ok hunter2")
+	e.Expect(e.ProbeRun([]string{"--env", "LD_PRELOAD"}, "env", "LD_PRELOAD"), "err ENOENT")
+	e.Expect(e.ProbeRun(nil, "env", "TMPDIR"), "ok /tmp")
+	e.Expect(e.ProbeRun(nil, "env", "HOME"), "ok "+e.Home)
 }
 
 func TestRunFDsClosed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	f, err := os.Open(e.home)
+	f, err := os.Open(e.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	cmd := exec.Command(e.warden, "run", "--allow-read", filepath.Dir(e.probe), "--", e.probe, "fds")
-	cmd.Dir = e.work
-	cmd.Env = e.environ()
+	cmd := exec.Command(e.Warden, "run", "--allow-read", filepath.Dir(e.Probe), "--", e.Probe, "fds")
+	cmd.Dir = e.Work
+	cmd.Env = e.Environ()
 	cmd.ExtraFiles = []*os.File{f, f, f} // fds 3, 4, 5 leak into warden
 	out, err := cmd.Output()
 	if err != nil {
@@ -284,9 +194,9 @@ func TestRunFDsClosed(t *testing.T) {
 func TestRunSignalsReachTarget(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	cmd := exec.Command(e.warden, "run", "--", "sh", "-c", `trap 'exit 77' TERM; echo ready; while :; do sleep 0.05; done`)
-	cmd.Dir = e.work
-	cmd.Env = e.environ()
+	cmd := exec.Command(e.Warden, "run", "--", "sh", "-c", `trap 'exit 77' TERM; echo ready; while :; do sleep 0.05; done`)
+	cmd.Dir = e.Work
+	cmd.Env = e.Environ()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +227,7 @@ func TestRunSignalsReachTarget(t *testing.T) {
 func TestRunPIDNamespaceAndHostname(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	r := e.run(nil, "sh", "-c", "ls /proc | grep -c '^[0-9]' ; hostname")
+	r := e.Run(nil, "sh", "-c", "ls /proc | grep -c '^[0-9]' ; hostname")
 	lines := strings.Fields(r.Stdout)
 	if r.Code != 0 || len(lines) != 2 || lines[1] != "warden" {
 		t.Fatalf("unexpected\n%s", r)
@@ -331,14 +241,14 @@ func TestRunPIDNamespaceAndHostname(t *testing.T) {
 func TestRunExplainRunsNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	r := e.run([]string{"--explain"}, "sh", "-c", "touch "+filepath.Join(e.work, "ran"))
+	r := e.Run([]string{"--explain"}, "sh", "-c", "touch "+filepath.Join(e.Work, "ran"))
 	if r.Code != 0 || !strings.Contains(r.Stdout, "--unshare-net") || !strings.Contains(r.Stdout, "\"workdir\"") {
 		t.Fatalf("explain output\n%s", r)
 	}
 	if strings.Contains(r.Stdout, "hunter2") {
 		t.Error("explain printed a host secret")
 	}
-	if _, err := os.Stat(filepath.Join(e.work, "ran")); err == nil {
+	if _, err := os.Stat(filepath.Join(e.Work, "ran")); err == nil {
 		t.Error("--explain ran the command")
 	}
 }
@@ -348,12 +258,12 @@ func TestRunModes(t *testing.T) {
 	e := newEnvOutsideTmp(t)
 	// rx: the rest of the filesystem is readable, secrets are not, writes
 	// stay confined.
-	e.expect(e.probeRun([]string{"--mode", "rx"}, "read", filepath.Join(e.home, ".gitconfig")), "ok")
-	e.expect(e.probeRun([]string{"--mode", "rx"}, "read", filepath.Join(e.home, ".ssh", "id_ed25519")), "err EACCES")
-	e.expect(e.probeRun([]string{"--mode", "rx"}, "write", filepath.Join(e.home, "x")), "err EROFS")
-	e.expect(e.probeRun([]string{"--mode", "rx"}, "write", filepath.Join(e.work, "x")), "ok")
+	e.Expect(e.ProbeRun([]string{"--mode", "rx"}, "read", filepath.Join(e.Home, ".gitconfig")), "ok")
+	e.Expect(e.ProbeRun([]string{"--mode", "rx"}, "read", filepath.Join(e.Home, ".ssh", "id_ed25519")), "err EACCES")
+	e.Expect(e.ProbeRun([]string{"--mode", "rx"}, "write", filepath.Join(e.Home, "x")), "err EROFS")
+	e.Expect(e.ProbeRun([]string{"--mode", "rx"}, "write", filepath.Join(e.Work, "x")), "ok")
 	// rwx: loud.
-	r := e.run([]string{"--mode", "rwx"}, "true")
+	r := e.Run([]string{"--mode", "rwx"}, "true")
 	if r.Code != 0 || !strings.Contains(r.Stderr, "MODE RWX") {
 		t.Errorf("rwx must warn loudly\n%s", r)
 	}
@@ -366,7 +276,7 @@ func TestRunStartInScratch(t *testing.T) {
 	if err := os.WriteFile(pol, []byte("version: 1\nstart_in_scratch: true\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := e.run([]string{"--policy", pol}, "sh", "-c", "pwd; echo x > here && cat "+filepath.Join(e.work, "README")+" && echo y > "+filepath.Join(e.work, "nope"))
+	r := e.Run([]string{"--policy", pol}, "sh", "-c", "pwd; echo x > here && cat "+filepath.Join(e.Work, "README")+" && echo y > "+filepath.Join(e.Work, "nope"))
 	if !strings.HasPrefix(r.Stdout, "/scratch\nhello\n") || r.Code == 0 {
 		t.Errorf("scratch\n%s", r)
 	}

@@ -137,6 +137,46 @@ func run(op string, a []string) (string, error) {
 		d, _ := time.ParseDuration(arg(a, 0))
 		time.Sleep(d)
 		return "", nil
+	case "abstract": // connect to an abstract unix socket @NAME
+		c, err := net.DialTimeout("unix", "@"+arg(a, 0), 3*time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return "", err
+	case "socket": // socket DOMAIN TYPE: create and close
+		var dom, typ int
+		fmt.Sscan(arg(a, 0), &dom)
+		fmt.Sscan(arg(a, 1), &typ)
+		fd, err := syscall.Socket(dom, typ, 0)
+		if err == nil {
+			syscall.Close(fd)
+		}
+		return "", err
+	case "syscall": // syscall NR [ARG0 [ARG1 [ARG2]]]: raw, report errno
+		var nr, a0, a1, a2 uint64
+		fmt.Sscan(arg(a, 0), &nr)
+		if len(a) > 1 {
+			fmt.Sscan(a[1], &a0)
+		}
+		if len(a) > 2 {
+			fmt.Sscan(a[2], &a1)
+		}
+		if len(a) > 3 {
+			fmt.Sscan(a[3], &a2)
+		}
+		_, _, errno := syscall.RawSyscall(uintptr(nr), uintptr(a0), uintptr(a1), uintptr(a2))
+		if errno != 0 {
+			return "", errno
+		}
+		return "", nil
+	case "shm": // shmget KEY 0: attach to an existing SysV segment
+		var key int
+		fmt.Sscan(arg(a, 0), &key)
+		_, _, errno := syscall.RawSyscall(syscall.SYS_SHMGET, uintptr(key), 0, 0)
+		if errno != 0 {
+			return "", errno
+		}
+		return "", nil
 	case "exit":
 		var n int
 		fmt.Sscan(arg(a, 0), &n)
