@@ -66,6 +66,7 @@ func policyShowRun(o *PolicyShowOptions) error {
 	if o.Builtin {
 		lists := map[string][]string{
 			"protected_in_writable_roots": policy.ProtectedInRoots(),
+			"protected_when_present":      policy.ProtectedIfPresent(),
 			"protected_in_home":           policy.ProtectedInHome(),
 			"unreadable_in_home":          policy.SecretsInHome(),
 			"unreadable_system":           policy.SecretsSystem(),

@@ -82,7 +82,8 @@ func NewPlan(o Options) (*Plan, error) {
 	case policy.BackendLandlock:
 		sb.Landlock, err = landlock.Compile(res, landlock.Options{})
 		// No network namespace: only TCP, which Landlock confines, is left.
-		sb.Seccomp = &seccomp.Config{DenyInet: res.Network.Mode != policy.NetOpen}
+		// Nor an IPC namespace: System V IPC would be shared with the host.
+		sb.Seccomp = &seccomp.Config{DenyInet: res.Network.Mode != policy.NetOpen, DenySysVIPC: true}
 	case policy.BackendNone:
 		notice = "backend none: NO SANDBOX; only the environment filter, rlimits and no_new_privs apply (the policy asked for it explicitly)"
 	}

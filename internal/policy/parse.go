@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -19,7 +20,7 @@ const CurrentVersion = 1
 // maxFileSize bounds how much of a policy file is parsed.
 const maxFileSize = 1 << 20
 
-var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+var lineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`) })
 
 // Parse decodes one policy file strictly: unknown keys, wrong types and bad
 // enum values are errors that carry line numbers, and `version: 1` is
@@ -207,15 +208,37 @@ func checkPathSyntax(p string) string {
 	return ""
 }
 
-var (
-	nameRE       = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	envPatternRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
-)
+// validName: 1–64 of lowercase letters, digits, '-' and '_', not starting
+// with '-' or '_'.
+func validName(s string) bool {
+	if s == "" || len(s) > 64 || s[0] == '-' || s[0] == '_' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
-func validName(s string) bool       { return nameRE.MatchString(s) }
-func validEnvName(s string) bool    { return envNameRE.MatchString(s) }
-func validEnvPattern(s string) bool { return envPatternRE.MatchString(s) }
+// validEnvName: a POSIX-style variable name.
+func validEnvName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// validEnvPattern: a variable name, optionally ending in '*' (a prefix).
+func validEnvPattern(s string) bool { return validEnvName(strings.TrimSuffix(s, "*")) }
 
 func yamlErrors(file string, err error) error {
 	if te, ok := errors.AsType[*yaml.TypeError](err); ok {
@@ -229,7 +252,7 @@ func yamlErrors(file string, err error) error {
 }
 
 func lineError(file, msg string) *ParseError {
-	if m := lineRE.FindStringSubmatch(msg); m != nil {
+	if m := lineRE().FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return &ParseError{File: file, Line: n, Msg: cleanYAMLMsg(m[2])}
 	}

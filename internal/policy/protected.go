@@ -15,7 +15,6 @@ import (
 var protectedInRoots = []string{
 	".git/hooks/",
 	".git/config",
-	".gitmodules",
 	".claude/",
 	".codex/",
 	".gemini/",
@@ -25,14 +24,17 @@ var protectedInRoots = []string{
 	".vscode/",
 	".idea/",
 	".envrc",
-	".tool-versions",
-	".mise.toml",
-	"mise.toml",
-	".npmrc",
-	".yarnrc",
-	".yarnrc.yml",
-	".ripgreprc",
 	".warden/",
+}
+
+// protectedIfPresent are, like protectedInRoots, read-only in every writable
+// root, but only when they exist: tool configuration that can run code on
+// the host (mise and asdf tool versions, npm and yarn scripts and shells,
+// submodule URLs), where blocking first creation too would cost a mount
+// point per name in every project for little gain.
+var protectedIfPresent = []string{
+	".gitmodules", ".tool-versions", ".mise.toml", "mise.toml", ".npmrc", ".yarnrc", ".yarnrc.yml",
+	".ripgreprc", ".pnpmfile.cjs", ".devcontainer/",
 }
 
 // protectedInHome are paths, relative to $HOME, protected whenever $HOME (or
@@ -138,8 +140,12 @@ func matchEnv(patterns []string, name string) (bool, string) {
 }
 
 // ProtectedInRoots returns the built-in list of paths protected in every
-// writable root (for display).
+// writable root, first creation included (for display).
 func ProtectedInRoots() []string { return append([]string(nil), protectedInRoots...) }
+
+// ProtectedIfPresent returns the built-in list of paths protected in every
+// writable root when they exist.
+func ProtectedIfPresent() []string { return append([]string(nil), protectedIfPresent...) }
 
 // ProtectedInHome returns the built-in list protected in a writable $HOME.
 func ProtectedInHome() []string { return append([]string(nil), protectedInHome...) }

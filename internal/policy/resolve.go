@@ -521,6 +521,12 @@ func (r *resolver) protect() error {
 			dir := strings.HasSuffix(rel, "/")
 			r.addProtect(filepath.Join(w.Path, strings.TrimSuffix(rel, "/")), dir, "builtin protected in writable roots")
 		}
+		for _, rel := range protectedIfPresent {
+			p := filepath.Join(w.Path, strings.TrimSuffix(rel, "/"))
+			if _, err := r.h.Lstat(p); err == nil {
+				r.addProtect(p, strings.HasSuffix(rel, "/"), "builtin protected in writable roots (when present)")
+			}
+		}
 		if _, err := r.h.Lstat(filepath.Join(w.Path, ".git")); err != nil {
 			// No repository: block creating one, so no hooks or config can
 			// be planted for the host's git to run later (threat A3). An

@@ -38,4 +38,3 @@ func RuntimeDir() (string, error) {
 	}
 	return d, nil
 }
-

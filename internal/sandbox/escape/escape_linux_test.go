@@ -76,7 +76,7 @@ func rows(e *sandboxtest.Env) []row {
 		{id: "A7", name: "create .idea/workspace.xml", op: []string{"write", w(".idea/workspace.xml")}, bwrap: "err EROFS", landlock: "err ENOENT"},
 		{id: "A5", name: "mkdir .idea", op: []string{"mkdir", w(".idea")}, bwrap: "err EEXIST", landlock: "err EACCES"},
 		{id: "A7", name: "create .envrc", op: []string{"write", w(".envrc")}, bwrap: "err EROFS", landlock: "err EACCES"},
-		{id: "A7", name: "create mise.toml", op: []string{"write", w("mise.toml")}, bwrap: "err EROFS", landlock: "err EACCES"},
+		{id: "A7", name: "modify an existing mise.toml", setup: miseToml, op: []string{"append", w("mise.toml")}, bwrap: "err EROFS", landlock: "err EACCES", neighbour: []string{"read", w("mise.toml")}, nwant: "ok [tools]"},
 		{id: "A9", name: "rename .git away", op: []string{"rename", w(".git"), w("g")}, bwrap: "err EBUSY", landlock: "err EACCES", neighbour: []string{"rename", w("sub/a"), w("sub/b")}},
 		{id: "A9", name: "rename .git/hooks away", op: []string{"rename", w(".git/hooks"), w(".git/h")}, bwrap: "err EBUSY", landlock: "err EACCES"},
 		{id: "A11", name: "hardlink a protected file", op: []string{"link", w(".git/config"), w("cfg")}, bwrap: "err EXDEV", landlock: "err EACCES"},
@@ -295,4 +295,11 @@ func hostShm(t *testing.T, e *sandboxtest.Env) map[string]string {
 	}
 	t.Cleanup(func() { _, _, _ = syscall.RawSyscall(syscall.SYS_SHMCTL, id, unix.IPC_RMID, 0) })
 	return map[string]string{"HOSTSHM": fmt.Sprint(key)}
+}
+
+func miseToml(t *testing.T, e *sandboxtest.Env) map[string]string {
+	if err := os.WriteFile(filepath.Join(e.Work, "mise.toml"), []byte("[tools]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return nil
 }

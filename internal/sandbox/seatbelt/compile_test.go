@@ -24,58 +24,16 @@ type goldenCase struct {
 	filtered bool // resolve with the egress proxy available
 }
 
-// goldenCases are the bwrap package's golden policies, plus filtered
-// networking, which only Seatbelt compiles so far.
+// goldenCases are the policies every backend compiles (policytest.Cases),
+// plus filtered networking, which only Seatbelt compiles so far.
 func goldenCases() map[string]goldenCase {
-	return map[string]goldenCase{
-		"default": {yaml: "version: 1\n", host: policytest.Debian},
-		"grants": {yaml: `version: 1
-read_paths: [~/.cargo/bin, /nonexistent]
-write_paths: [~/.cache]
-deny_paths: [./secrets.txt]
-allow_hidden: [.venv]
-env:
-  passthrough: [GOPATH, AWS_*]
-  set: {FOO: bar}
-limits: {processes: 256, memory: 2GiB}
-`, host: func() *policytest.Host {
-			h := policytest.Debian()
-			h.Files["/home/dev/src/app/secrets.txt"] = "s"
-			return h
-		}},
-		"rx":      {yaml: "version: 1\nmode: rx\n", host: policytest.Debian},
-		"rwx":     {yaml: "version: 1\nmode: rwx\n", host: policytest.Debian},
-		"scratch": {yaml: "version: 1\nstart_in_scratch: true\n", host: policytest.Debian},
-		"net-open": {yaml: "version: 1\nnetwork: {mode: open}\n", host: func() *policytest.Host {
-			h := policytest.Debian()
-			delete(h.Files, "/etc/resolv.conf")
-			h.Links["/etc/resolv.conf"] = "../run/systemd/resolve/stub-resolv.conf"
-			h.Files["/run/systemd/resolve/stub-resolv.conf"] = "nameserver 127.0.0.53"
-			return h
-		}},
+	out := map[string]goldenCase{
 		"net-filtered": {yaml: "version: 1\nnetwork: {mode: filtered}\n", host: policytest.Debian, filtered: true},
-		"worktree": {yaml: "version: 1\n", host: func() *policytest.Host {
-			h := policytest.Debian()
-			for k := range h.Files {
-				if strings.HasPrefix(k, "/home/dev/src/app/.git/") {
-					delete(h.Files, k)
-				}
-			}
-			h.Dirs = []string{"/usr/bin", "/etc", "/home/dev/src/main/.git/hooks", "/home/dev/src/main/.git/modules/lib/hooks"}
-			h.Files["/home/dev/src/app/.git"] = "gitdir: ../main/.git/worktrees/app\n"
-			h.Files["/home/dev/src/main/.git/worktrees/app/commondir"] = "../..\n"
-			h.Files["/home/dev/src/main/.git/worktrees/app/HEAD"] = ""
-			h.Files["/home/dev/src/main/.git/config"] = ""
-			h.Files["/home/dev/src/main/.git/modules/lib/HEAD"] = ""
-			h.Files["/home/dev/src/main/.git/modules/lib/config"] = ""
-			return h
-		}},
-		"home-workdir": {yaml: "version: 1\n", host: func() *policytest.Host {
-			h := policytest.Debian()
-			h.Dir = "/home/dev"
-			return h
-		}},
 	}
+	for name, c := range policytest.Cases() {
+		out[name] = goldenCase{yaml: c.YAML, host: c.Host}
+	}
+	return out
 }
 
 func resolveCase(t *testing.T, tc goldenCase) *policy.Resolved {

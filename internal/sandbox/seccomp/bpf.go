@@ -161,7 +161,7 @@ func (a *asm) finish(arch Arch) (Program, error) {
 		if d > 255 {
 			return 0, fmt.Errorf("seccomp: instruction %d jumps %d instructions ahead, more than 255", pc, d)
 		}
-		return uint8(d), nil
+		return uint8(d), nil //nolint:gosec // d <= 255 is checked above
 	}
 	for _, f := range a.fixups {
 		var err error

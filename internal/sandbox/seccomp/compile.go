@@ -3,6 +3,7 @@ package seccomp
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Config selects the variable parts of the filter. The zero Config refuses
@@ -14,6 +15,10 @@ type Config struct {
 	// DenyInet restricts AF_INET and AF_INET6 to plain TCP, the only
 	// traffic Landlock confines, and refuses TCP Fast Open sends.
 	DenyInet bool
+	// DenySysVIPC refuses System V shared memory, semaphores and message
+	// queues (and the i386 ipc multiplexer): without an IPC namespace they
+	// are shared with the host (threat C10).
+	DenySysVIPC bool
 }
 
 // Offsets into struct seccomp_data. Arguments are read as their low 32 bits
@@ -23,7 +28,7 @@ const (
 	offArch = 4
 )
 
-func offArg(i int) uint32 { return 16 + 8*uint32(i) }
+func offArg(i uint32) uint32 { return 16 + 8*i }
 
 // Kernel constants the filter compares against. They are the same on every
 // supported arch.
@@ -45,7 +50,17 @@ const (
 	ipprotoTCP   = 6 // IPPROTO_TCP
 
 	msgFastOpen = 0x20000000 // MSG_FASTOPEN
+
+	sIFMT  = 0o170000 // S_IFMT
+	sIFCHR = 0o020000 // S_IFCHR
+	sIFBLK = 0o060000 // S_IFBLK
 )
+
+// sysvIPC are System V IPC calls, refused with Config.DenySysVIPC.
+var sysvIPC = []string{
+	"shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl", "semtimedop", "semtimedop_time64",
+	"msgget", "msgsnd", "msgrcv", "msgctl", "ipc",
+}
 
 // denied always fail with EPERM. Names an ABI lacks are skipped.
 var denied = []string{
@@ -123,15 +138,15 @@ func section(a *asm, cfg Config, b *abi) error {
 	}
 	var checks []check
 
-	// clone and unshare: flags are arg0 on every supported ABI.
+	// clone and unshare share one check: flags are arg0 of both, on every
+	// supported ABI.
 	newUser := a.newLabel()
-	newUserCheck := func() {
-		a.ld(offArg(0), "clone/unshare arg0 (flags)")
-		a.jset(cloneNewUser, eperm, allow, "CLONE_NEWUSER")
-	}
 	checks = append(checks,
-		check{"clone", newUser, newUserCheck},
-		check{"unshare", newUser, nil}, // shares clone's check
+		check{"clone", newUser, func() {
+			a.ld(offArg(0), "clone/unshare arg0 (flags)")
+			a.jset(cloneNewUser, eperm, allow, "CLONE_NEWUSER")
+		}},
+		check{"unshare", newUser, nil},
 		check{"ioctl", a.newLabel(), func() {
 			a.ld(offArg(1), "ioctl arg1 (request)")
 			a.jeq(tiocsti, eperm, next, "TIOCSTI")
@@ -149,6 +164,19 @@ func section(a *asm, cfg Config, b *abi) error {
 		}},
 		check{"socket", a.newLabel(), func() { socketCheck(a, cfg, allow, eperm) }},
 	)
+	// B6: device nodes. Only CAP_MKNOD in the initial user namespace makes
+	// them, but the sandbox must not depend on that; FIFOs and sockets stay.
+	for _, s := range []struct {
+		name string
+		arg  uint32
+	}{{"mknod", 1}, {"mknodat", 2}} {
+		checks = append(checks, check{s.name, a.newLabel(), func() {
+			a.ld(offArg(s.arg), fmt.Sprintf("%s arg%d (mode)", s.name, s.arg))
+			a.and(sIFMT, "S_IFMT")
+			a.jeq(sIFCHR, eperm, next, "S_IFCHR")
+			a.jeq(sIFBLK, eperm, allow, "S_IFBLK")
+		}})
+	}
 	if !cfg.AllowUnix {
 		checks = append(checks, check{"socketpair", a.newLabel(), func() {
 			a.ld(offArg(0), "socketpair arg0 (domain)")
@@ -163,7 +191,7 @@ func section(a *asm, cfg Config, b *abi) error {
 		// sendmsg(fd, msg, flags), sendmmsg(fd, vec, vlen, flags).
 		for _, s := range []struct {
 			name string
-			arg  int
+			arg  uint32
 		}{{"sendto", 3}, {"sendmsg", 2}, {"sendmmsg", 3}} {
 			checks = append(checks, check{s.name, a.newLabel(), func() {
 				a.ld(offArg(s.arg), fmt.Sprintf("%s arg%d (flags)", s.name, s.arg))
@@ -171,6 +199,11 @@ func section(a *asm, cfg Config, b *abi) error {
 			}})
 		}
 	}
+
+	checks = slices.DeleteFunc(checks, func(c check) bool {
+		_, ok := b.sys[c.name]
+		return !ok && c.name == "mknod" // aarch64 only has mknodat
+	})
 
 	a.ld(offNr, b.name+" nr")
 	if b.x32 {
@@ -193,6 +226,13 @@ func section(a *asm, cfg Config, b *abi) error {
 	for _, name := range denied {
 		if n, ok := b.sys[name]; ok {
 			a.jeq(n, eperm, next, name)
+		}
+	}
+	if cfg.DenySysVIPC {
+		for _, name := range sysvIPC {
+			if n, ok := b.sys[name]; ok {
+				a.jeq(n, eperm, next, name)
+			}
 		}
 	}
 	a.ret(retAllow, "allow")

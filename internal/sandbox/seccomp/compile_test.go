@@ -113,8 +113,9 @@ func TestCompileUnsupported(t *testing.T) {
 // some ABI and that no table holds a name nobody uses.
 func TestTables(t *testing.T) {
 	t.Parallel()
-	used := append(slices.Clone(denied), "clone3", "clone", "unshare", "ioctl",
-		"personality", "socket", "socketpair", "sendto", "sendmsg", "sendmmsg")
+	used := append(append(slices.Clone(denied), sysvIPC...), "clone3", "clone", "unshare", "ioctl",
+		"personality", "socket", "socketpair", "sendto", "sendmsg", "sendmmsg",
+		"mknod", "mknodat")
 	known := map[string]bool{}
 	for _, b := range []*abi{abiX86_64, abiI386, abiAArch64, abiARM} {
 		for name := range b.sys {
@@ -187,6 +188,8 @@ const (
 	addrNoRandomize, readImpliesExec                            = 0x0040000, 0x0400000
 	msgFastOpenT, msgDontwait                                   = 0x20000000, 0x40
 	hi                                                          = 1 << 32
+	sIFCHRT, sIFBLKT, sIFIFO, sIFREG, sIFSOCK                   = 0o020000, 0o060000, 0o010000, 0o100000, 0o140000
+	atFdcwd                                                     = 0xffffff9c // AT_FDCWD as a 32-bit int
 )
 
 func TestFilter(t *testing.T) {
@@ -226,7 +229,7 @@ func TestFilter(t *testing.T) {
 
 		// x32.
 		{name: "x32/socket", arch: AMD64, data: nrData(x, x32Bit|41, afUnixT, sockStreamT), want: enosys},
-		{name: "x32/read", arch: AMD64, data: nrData(x, x32Bit|0), want: enosys},
+		{name: "x32/read", arch: AMD64, data: nrData(x, x32Bit), want: enosys}, // read is nr 0
 		{name: "x32/nr -1", arch: AMD64, data: nrData(x, 0xffffffff), want: enosys},
 
 		// Always denied, on every ABI.
@@ -314,6 +317,17 @@ func TestFilter(t *testing.T) {
 		{name: "socketpair/unix dgram", arch: AMD64, data: sys(x, "socketpair", afUnixT, sockDgramT|sockCloexec), cfgs: unixDenied, want: eperm, want2: allow},
 		{name: "i386 socketpair/unix dgram", arch: AMD64, data: sys(i, "socketpair", afUnixT, sockDgramT), cfgs: unixDenied, want: eperm, want2: allow},
 		{name: "socketpair/inet dgram", arch: AMD64, data: sys(x, "socketpair", afInetT, sockDgramT), want: allow},
+
+		// Device nodes.
+		{name: "mknodat/char", arch: AMD64, data: sys(x, "mknodat", atFdcwd, 0, sIFCHRT|0o600, 0x103), want: eperm},
+		{name: "mknodat/block", arch: ARM64, data: sys(a, "mknodat", atFdcwd, 0, sIFBLKT|0o600, 0x800), want: eperm},
+		{name: "mknodat/fifo", arch: ARM64, data: sys(a, "mknodat", atFdcwd, 0, sIFIFO|0o600), want: allow},
+		{name: "mknodat/regular", arch: AMD64, data: sys(x, "mknodat", atFdcwd, 0, sIFREG|0o600), want: allow},
+		{name: "mknod/block", arch: AMD64, data: sys(x, "mknod", 0, sIFBLKT|0o600, 0x800), want: eperm},
+		{name: "mknod/socket", arch: AMD64, data: sys(x, "mknod", 0, sIFSOCK|0o600), want: allow},
+		{name: "i386 mknod/char", arch: AMD64, data: sys(i, "mknod", 0, sIFCHRT), want: eperm},
+		{name: "arm mknodat/char", arch: ARM64, data: sys(r, "mknodat", atFdcwd, 0, sIFCHRT), want: eperm},
+		{name: "arm mknod/fifo", arch: ARM64, data: sys(r, "mknod", 0, sIFIFO), want: allow},
 
 		// TCP Fast Open connects without connect(2).
 		{name: "sendto/plain", arch: AMD64, data: sys(x, "sendto", 3, 0, 1, msgDontwait), want: allow},

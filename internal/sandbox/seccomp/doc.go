@@ -55,13 +55,16 @@
 // and ioperm (host administration); and socketcall on i386 and arm (OABI),
 // whose arguments sit behind a pointer, so AF_UNIX and the rest could be
 // created through it (C5). 32-bit programs must use the direct socket
-// syscalls, which every kernel since 4.3 has.
+// syscalls, which every kernel since 4.3 has; those still on socketcall,
+// Go's linux/386 port among them, get no sockets at all.
 //
 // With arguments:
 //
 //   - clone and unshare fail when flags include CLONE_NEWUSER (B7). Flags
 //     are the first argument of clone on x86_64, i386, aarch64 and arm alike.
 //   - ioctl fails for TIOCSTI and TIOCLINUX (D1, D2).
+//   - mknod and mknodat fail for character and block devices (B6); FIFOs,
+//     sockets and regular files stay allowed.
 //   - personality only accepts PER_LINUX, PER_LINUX32, their UNAME26 variants
 //     and the 0xffffffff query, the set Docker allows; flags such as
 //     READ_IMPLIES_EXEC and ADDR_NO_RANDOMIZE weaken exploit mitigations.

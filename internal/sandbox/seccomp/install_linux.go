@@ -42,7 +42,7 @@ func Install(p Program) error {
 	for i, in := range p.insns {
 		filter[i] = unix.SockFilter{Code: in.op, Jt: in.jt, Jf: in.jf, K: in.k}
 	}
-	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]} //nolint:gosec // len <= maxInsns is checked above
 
 	// no_new_privs belongs to the thread until TSYNC copies it to the
 	// others, so both calls must run on the same thread.
@@ -52,7 +52,7 @@ func Install(p Program) error {
 		return fmt.Errorf("seccomp: set no_new_privs: %w", err)
 	}
 	tid, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
+		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))) //nolint:gosec // seccomp(2) takes a struct sock_fprog pointer
 	runtime.KeepAlive(filter)
 	if errno != 0 {
 		return fmt.Errorf("seccomp: install filter: %w", errno)

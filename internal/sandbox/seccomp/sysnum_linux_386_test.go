@@ -11,6 +11,7 @@ import (
 func TestSysnums(t *testing.T) {
 	t.Parallel()
 	checkSysnums(t, abiI386, map[string]uint32{
+		"mknod":             unix.SYS_MKNOD,
 		"mount":             unix.SYS_MOUNT,
 		"umount":            unix.SYS_UMOUNT,
 		"ptrace":            unix.SYS_PTRACE,
@@ -36,6 +37,7 @@ func TestSysnums(t *testing.T) {
 		"add_key":           unix.SYS_ADD_KEY,
 		"request_key":       unix.SYS_REQUEST_KEY,
 		"keyctl":            unix.SYS_KEYCTL,
+		"mknodat":           unix.SYS_MKNODAT,
 		"unshare":           unix.SYS_UNSHARE,
 		"perf_event_open":   unix.SYS_PERF_EVENT_OPEN,
 		"open_by_handle_at": unix.SYS_OPEN_BY_HANDLE_AT,
@@ -64,5 +66,17 @@ func TestSysnums(t *testing.T) {
 		"mount_setattr":     unix.SYS_MOUNT_SETATTR,
 		"quotactl_fd":       unix.SYS_QUOTACTL_FD,
 		"open_tree_attr":    unix.SYS_OPEN_TREE_ATTR,
+		"ipc":               unix.SYS_IPC,
+		"shmget":            unix.SYS_SHMGET,
+		"shmat":             unix.SYS_SHMAT,
+		"shmctl":            unix.SYS_SHMCTL,
+		"semget":            unix.SYS_SEMGET,
+		"semctl":            unix.SYS_SEMCTL,
+		"shmdt":             unix.SYS_SHMDT,
+		"msgget":            unix.SYS_MSGGET,
+		"msgsnd":            unix.SYS_MSGSND,
+		"msgrcv":            unix.SYS_MSGRCV,
+		"msgctl":            unix.SYS_MSGCTL,
+		"semtimedop_time64": unix.SYS_SEMTIMEDOP_TIME64,
 	})
 }

@@ -13,6 +13,7 @@ func TestSysnums(t *testing.T) {
 	checkSysnums(t, abiAArch64, map[string]uint32{
 		"lookup_dcookie":    unix.SYS_LOOKUP_DCOOKIE,
 		"ioctl":             unix.SYS_IOCTL,
+		"mknodat":           unix.SYS_MKNODAT,
 		"umount2":           unix.SYS_UMOUNT2,
 		"mount":             unix.SYS_MOUNT,
 		"pivot_root":        unix.SYS_PIVOT_ROOT,
@@ -61,5 +62,17 @@ func TestSysnums(t *testing.T) {
 		"mount_setattr":     unix.SYS_MOUNT_SETATTR,
 		"quotactl_fd":       unix.SYS_QUOTACTL_FD,
 		"open_tree_attr":    unix.SYS_OPEN_TREE_ATTR,
+		"shmget":            unix.SYS_SHMGET,
+		"shmat":             unix.SYS_SHMAT,
+		"shmctl":            unix.SYS_SHMCTL,
+		"semget":            unix.SYS_SEMGET,
+		"semop":             unix.SYS_SEMOP,
+		"semctl":            unix.SYS_SEMCTL,
+		"shmdt":             unix.SYS_SHMDT,
+		"msgget":            unix.SYS_MSGGET,
+		"msgsnd":            unix.SYS_MSGSND,
+		"msgrcv":            unix.SYS_MSGRCV,
+		"msgctl":            unix.SYS_MSGCTL,
+		"semtimedop":        unix.SYS_SEMTIMEDOP,
 	})
 }

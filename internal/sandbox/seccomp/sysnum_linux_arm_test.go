@@ -11,6 +11,7 @@ import (
 func TestSysnums(t *testing.T) {
 	t.Parallel()
 	checkSysnums(t, abiARM, map[string]uint32{
+		"mknod":             unix.SYS_MKNOD,
 		"mount":             unix.SYS_MOUNT,
 		"ptrace":            unix.SYS_PTRACE,
 		"acct":              unix.SYS_ACCT,
@@ -35,6 +36,7 @@ func TestSysnums(t *testing.T) {
 		"add_key":           unix.SYS_ADD_KEY,
 		"request_key":       unix.SYS_REQUEST_KEY,
 		"keyctl":            unix.SYS_KEYCTL,
+		"mknodat":           unix.SYS_MKNODAT,
 		"unshare":           unix.SYS_UNSHARE,
 		"kexec_load":        unix.SYS_KEXEC_LOAD,
 		"perf_event_open":   unix.SYS_PERF_EVENT_OPEN,
@@ -61,5 +63,18 @@ func TestSysnums(t *testing.T) {
 		"mount_setattr":     unix.SYS_MOUNT_SETATTR,
 		"quotactl_fd":       unix.SYS_QUOTACTL_FD,
 		"open_tree_attr":    unix.SYS_OPEN_TREE_ATTR,
+		"shmget":            unix.SYS_SHMGET,
+		"shmat":             unix.SYS_SHMAT,
+		"shmctl":            unix.SYS_SHMCTL,
+		"semget":            unix.SYS_SEMGET,
+		"semop":             unix.SYS_SEMOP,
+		"semctl":            unix.SYS_SEMCTL,
+		"shmdt":             unix.SYS_SHMDT,
+		"msgget":            unix.SYS_MSGGET,
+		"msgsnd":            unix.SYS_MSGSND,
+		"msgrcv":            unix.SYS_MSGRCV,
+		"msgctl":            unix.SYS_MSGCTL,
+		"semtimedop":        unix.SYS_SEMTIMEDOP,
+		"semtimedop_time64": unix.SYS_SEMTIMEDOP_TIME64,
 	})
 }
