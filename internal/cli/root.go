@@ -75,12 +75,12 @@ func renderError(err error) string {
 }
 
 func joinIndented(pe policy.ParseErrors) string {
-	s := ""
+	var s strings.Builder
 	for i, e := range pe {
 		if i > 0 {
-			s += "\n  "
+			s.WriteString("\n  ")
 		}
-		s += e.Error()
+		s.WriteString(e.Error())
 	}
-	return s
+	return s.String()
 }

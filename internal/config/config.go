@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/wardenhq/warden/internal/policy"
 )
@@ -108,8 +109,8 @@ func (h *OSHost) Workdir() string { return h.Dir }
 
 // LookupEnv implements policy.Host.
 func (h *OSHost) LookupEnv(name string) (string, bool) {
-	for i := len(h.Env) - 1; i >= 0; i-- {
-		if k, v, ok := cut(h.Env[i]); ok && k == name {
+	for _, v := range slices.Backward(h.Env) {
+		if k, v, ok := cut(v); ok && k == name {
 			return v, true
 		}
 	}

@@ -110,9 +110,7 @@ func parseHost(s string) (string, netip.Addr, error) {
 			return "", netip.Addr{}, hostErr(s, "IDNA mapping is not stable")
 		}
 	}
-	if strings.HasSuffix(name, ".") {
-		name = name[:len(name)-1]
-	}
+	name = strings.TrimSuffix(name, ".")
 	if name == "" {
 		return "", netip.Addr{}, hostErr(s, "empty")
 	}
@@ -143,7 +141,7 @@ func parseHost(s string) (string, netip.Addr, error) {
 func fastASCII(s string) (string, bool) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '.' {
 			return "", false
 		}
 	}
@@ -167,7 +165,7 @@ func checkLabel(l string) string {
 	}
 	for i := 0; i < len(l); i++ {
 		c := l[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
 			return "non-LDH label"
 		}
 	}
@@ -229,7 +227,7 @@ func parseInetAton(s string) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	ip |= vals[n-1]
-	return netip.AddrFrom4([4]byte{byte(ip >> 24), byte(ip >> 16), byte(ip >> 8), byte(ip)}), true
+	return netip.AddrFrom4([4]byte{byte(ip >> 24), byte(ip >> 16), byte(ip >> 8), byte(ip)}), true //nolint:gosec // G115: ip <= 0xffffffff, checked above; bytes are taken on purpose
 }
 
 func parseAtonPart(p string) (uint64, bool) {

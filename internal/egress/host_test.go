@@ -143,7 +143,7 @@ func checkNormalized(t *testing.T, in, out string) {
 	}
 	for i := 0; i < len(out); i++ {
 		c := out[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == ':') {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '.' && c != ':' {
 			t.Fatalf("NormalizeHost(%q) = %q contains %q", in, out, c)
 		}
 	}

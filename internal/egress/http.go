@@ -281,7 +281,7 @@ func (p *Proxy) handleForward(c net.Conn, req *http.Request) bool {
 		if de, ok := errors.AsType[*DenyError](err); ok {
 			return deny(http.StatusForbidden, host, port, Verdict{Reason: de.Reason, Rule: de.Rule})
 		}
-		p.log.Info("upstream request failed", "host", host, "port", port, "err", err)
+		p.log.InfoContext(req.Context(), "upstream request failed", "host", host, "port", port, "err", err)
 		_ = writeDeny(c, http.StatusBadGateway, req.Method+" "+hostPort(host, port), host, port, Verdict{Reason: ReasonUpstream}, false)
 		return false
 	}

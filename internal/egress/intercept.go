@@ -52,7 +52,7 @@ func (p *Proxy) intercept(ctx context.Context, c net.Conn, host string, port int
 		err := tc.HandshakeContext(hctx)
 		cancel()
 		if err != nil {
-			p.log.Debug("intercept handshake failed", "host", host, "err", err)
+			p.log.DebugContext(ctx, "intercept handshake failed", "host", host, "err", err)
 			return
 		}
 		conn, scheme, proto = tc, "https", tc.ConnectionState().NegotiatedProtocol
@@ -76,8 +76,10 @@ func (p *Proxy) intercept(ctx context.Context, c net.Conn, host string, port int
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	if proto == "h2" {
-		h2s := &http2.Server{IdleTimeout: idleTimeout, MaxConcurrentStreams: 100}
-		h2s.ServeConn(conn, &http2.ServeConnOpts{Context: ctx, BaseConfig: srv, Handler: ih})
+		// x/net's ServeConn serves one already-negotiated TLS connection
+		// with a per-connection context; net/http has no equivalent yet.
+		h2s := &http2.Server{IdleTimeout: idleTimeout, MaxConcurrentStreams: 100}             //nolint:staticcheck // SA1019: see above
+		h2s.ServeConn(conn, &http2.ServeConnOpts{Context: ctx, BaseConfig: srv, Handler: ih}) //nolint:staticcheck // SA1019: see above
 		ih.wg.Wait()
 		return
 	}
@@ -201,7 +203,7 @@ func (ih *interceptHandler) upstreamError(w http.ResponseWriter, r *http.Request
 	if errors.Is(err, context.Canceled) {
 		return
 	}
-	ih.p.log.Info("intercepted upstream request failed", "host", ih.host, "port", ih.port, "err", err)
+	ih.p.log.InfoContext(r.Context(), "intercepted upstream request failed", "host", ih.host, "port", ih.port, "err", err)
 	w.Header().Set("X-Warden-Error", ReasonUpstream)
 	http.Error(w, "warden: upstream "+strconv.Quote(ih.authority())+" unreachable", http.StatusBadGateway)
 }

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"net/netip"
+	"slices"
 )
 
 func mustPrefixes(ss ...string) []netip.Prefix {
@@ -131,10 +132,8 @@ func prefixIsPrivate(p netip.Prefix) bool {
 		return true
 	}
 	for _, set := range [][]netip.Prefix{metadataAddrs, neverAddrs, privateAddrs} {
-		for _, q := range set {
-			if p.Overlaps(q) {
-				return true
-			}
+		if slices.ContainsFunc(set, p.Overlaps) {
+			return true
 		}
 	}
 	if p.Addr().Is6() && (p.Overlaps(nat64) || p.Overlaps(siit) || p.Overlaps(sixTo4)) {

@@ -21,7 +21,7 @@ const (
 	ReasonInvalidHost        = "invalid-host"
 	ReasonInvalidRequest     = "invalid-request"
 	ReasonHostMismatch       = "host-mismatch"
-	ReasonCredentialScope    = "credential-scope"
+	ReasonCredentialScope    = "credential-scope" //nolint:gosec // G101: a reason name, not a credential
 	ReasonAskDenied          = "ask-denied"
 	ReasonUpstream           = "upstream-unreachable"
 	ReasonAuth               = "proxy-auth-required"
@@ -100,20 +100,11 @@ func newHostIndex() *hostIndex {
 	}
 }
 
-func (ix *hostIndex) empty() bool {
-	return len(ix.exact)+len(ix.wild)+len(ix.addrs)+len(ix.prefixes) == 0
-}
-
 // each calls fn for every pattern whose host part matches, stopping early
 // when fn returns true.
 func (ix *hostIndex) each(name string, addr netip.Addr, fn func(*pattern) bool) {
 	call := func(ps []*pattern) bool {
-		for _, p := range ps {
-			if fn(p) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(ps, fn)
 	}
 	if addr.IsValid() {
 		if call(ix.addrs[addr]) {

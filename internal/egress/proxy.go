@@ -248,13 +248,11 @@ func (p *Proxy) Serve(l net.Listener) error {
 			c.Close()
 			return ErrClosed
 		}
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
+		p.wg.Go(func() {
 			defer p.untrack(c)
 			defer c.Close()
 			p.serveConn(c)
-		}()
+		})
 	}
 }
 
@@ -399,9 +397,7 @@ func (p *Proxy) ask(ctx context.Context, host string, port int) Decision {
 	if c == nil {
 		c = &askCall{done: make(chan struct{})}
 		p.asking[key] = c
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
+		p.wg.Go(func() {
 			actx, cancel := context.WithTimeout(p.ctx, askTimeout)
 			defer cancel()
 			d := p.cfg.Ask(actx, host, port)
@@ -416,7 +412,7 @@ func (p *Proxy) ask(ctx context.Context, host string, port int) Decision {
 			}
 			p.askMu.Unlock()
 			close(c.done)
-		}()
+		})
 	}
 	p.askMu.Unlock()
 	select {
@@ -495,7 +491,7 @@ func (p *Proxy) dialChecked(ctx context.Context, kind, host string, port int) (n
 	defer cancel()
 	var firstErr error
 	for _, a := range addrs {
-		c, err := p.dialFn(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+		c, err := p.dialFn(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String()) //nolint:gosec // G115: port was validated to 1..65535
 		if err == nil {
 			tc := &trackedConn{Conn: c, p: p}
 			if !p.track(tc) {

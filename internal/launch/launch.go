@@ -84,6 +84,7 @@ func NewPlan(o Options) (*Plan, error) {
 		// No network namespace: only TCP, which Landlock confines, is left.
 		// Nor an IPC namespace: System V IPC would be shared with the host.
 		sb.Seccomp = &seccomp.Config{DenyInet: res.Network.Mode != policy.NetOpen, DenySysVIPC: true}
+	case policy.BackendAuto: // resolved by chooseBackend
 	case policy.BackendNone:
 		notice = "backend none: NO SANDBOX; only the environment filter, rlimits and no_new_privs apply (the policy asked for it explicitly)"
 	}
@@ -99,6 +100,7 @@ func chooseBackend(res *policy.Resolved) (policy.Backend, string, error) {
 	switch res.Backend {
 	case policy.BackendBwrap, policy.BackendLandlock, policy.BackendNone:
 		return res.Backend, "", nil
+	case policy.BackendAuto:
 	}
 	p := sandbox.ProbeHost(context.Background(), sandbox.ProbeOptions{LandlockABI: landlock.ABI})
 	b, why := p.Auto()
@@ -107,6 +109,7 @@ func chooseBackend(res *policy.Resolved) (policy.Backend, string, error) {
 		return b, "", nil
 	case policy.BackendLandlock:
 		return b, "backend auto chose landlock: " + why + " (see warden doctor)", nil
+	default:
 	}
 	reasons := []string{}
 	for _, f := range []sandbox.Feature{p.Bwrap, p.UserNS, p.Landlock, p.Seccomp} {
@@ -115,17 +118,6 @@ func chooseBackend(res *policy.Resolved) (policy.Backend, string, error) {
 		}
 	}
 	return "", "", fmt.Errorf("launch: no sandbox backend can run here: %s (run warden doctor for fixes)", strings.Join(reasons, "; "))
-}
-
-func joinSources(s *policy.Spec, field string) string {
-	out := ""
-	for i, src := range s.Sources[field] {
-		if i > 0 {
-			out += ", "
-		}
-		out += src
-	}
-	return out
 }
 
 // Self is the absolute, symlink-resolved path of the running warden binary,
@@ -155,6 +147,7 @@ func (p *Plan) Run(ctx context.Context, io Streams) (int, error) {
 		return (&bwrap.Runner{Stdin: io.In, Stdout: io.Out, Stderr: io.Err}).Run(ctx, p.Sandbox)
 	case policy.BackendLandlock, policy.BackendNone:
 		return (&hostrun.Runner{Stdin: io.In, Stdout: io.Out, Stderr: io.Err}).Run(ctx, p.Sandbox)
+	case policy.BackendAuto:
 	}
 	return 125, errors.New("launch: no runner for backend " + string(p.Backend))
 }

@@ -60,8 +60,7 @@ func TestMergeProfileErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Merge(in)
-			var ve *ValidationError
-			if !errors.As(err, &ve) {
+			if _, ok := errors.AsType[*ValidationError](err); !ok {
 				t.Fatalf("err = %v, want *ValidationError", err)
 			}
 		})

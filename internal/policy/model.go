@@ -2,10 +2,10 @@ package policy
 
 import (
 	"fmt"
-
-	"go.yaml.in/yaml/v3"
 	"strconv"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Mode is the filesystem mode.

@@ -39,10 +39,11 @@ func Parse(name string, data []byte) (*File, error) {
 		}
 		// A type error still decodes the rest, so every problem in the
 		// file is reported at once; any other error stops here.
-		if _, ok := errors.AsType[*yaml.TypeError](err); !ok {
+		te, ok := errors.AsType[*yaml.TypeError](err)
+		if !ok {
 			return nil, yamlErrors(name, err)
 		}
-		errs = yamlErrors(name, err).(ParseErrors)
+		errs = typeErrors(name, te)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -216,7 +217,7 @@ func validName(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '_' {
 			return false
 		}
 	}
@@ -230,7 +231,7 @@ func validEnvName(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' {
 			return false
 		}
 	}
@@ -242,13 +243,17 @@ func validEnvPattern(s string) bool { return validEnvName(strings.TrimSuffix(s, 
 
 func yamlErrors(file string, err error) error {
 	if te, ok := errors.AsType[*yaml.TypeError](err); ok {
-		var errs ParseErrors
-		for _, m := range te.Errors {
-			errs = append(errs, lineError(file, m))
-		}
-		return errs
+		return typeErrors(file, te)
 	}
 	return ParseErrors{lineError(file, err.Error())}
+}
+
+func typeErrors(file string, te *yaml.TypeError) ParseErrors {
+	errs := make(ParseErrors, 0, len(te.Errors))
+	for _, m := range te.Errors {
+		errs = append(errs, lineError(file, m))
+	}
+	return errs
 }
 
 func lineError(file, msg string) *ParseError {

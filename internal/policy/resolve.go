@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -133,8 +134,10 @@ func (r *resolver) src(field string) string {
 
 func (r *resolver) validate(opt ResolveOptions) error {
 	if r.out.Network.Mode == NetFiltered && !opt.NetworkFiltered {
-		return &ValidationError{Field: "network.mode", Source: r.src("network.mode"),
-			Msg: "\"filtered\" needs warden's egress proxy, which this build cannot run yet; use \"blocked\" (or \"open\" to allow all traffic explicitly)"}
+		return &ValidationError{
+			Field: "network.mode", Source: r.src("network.mode"),
+			Msg: "\"filtered\" needs warden's egress proxy, which this build cannot run yet; use \"blocked\" (or \"open\" to allow all traffic explicitly)",
+		}
 	}
 	if r.out.Backend == BackendNone {
 		for _, src := range r.spec.Sources["backend"] {
@@ -685,9 +688,7 @@ func (r *resolver) env() {
 		}
 		set[k] = v
 	}
-	for k, v := range r.spec.Env.Set {
-		set[k] = v
-	}
+	maps.Copy(set, r.spec.Env.Set)
 	set["HOME"] = r.out.Home
 	set["TMPDIR"] = "/tmp"
 	if _, ok := set["PATH"]; !ok {

@@ -23,7 +23,7 @@ type Probe struct {
 	LandlockABI int     `json:"landlock_abi"`
 	Seccomp     Feature `json:"seccomp"`
 	CgroupV2    Feature `json:"cgroup_v2_delegation"`
-	Seatbelt    Feature `json:"seatbelt,omitempty"`
+	Seatbelt    Feature `json:"seatbelt,omitzero"`
 }
 
 // Auto is the backend `auto` picks on this machine, and why; "" when none

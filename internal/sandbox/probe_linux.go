@@ -51,7 +51,7 @@ func ProbeHost(ctx context.Context, o ProbeOptions) *Probe {
 	}
 	p.UserNS = probeUserNS(ctx, p.Bwrap, o.Full)
 	if p.Bwrap.Usable && o.Full {
-		if out, err := exec.CommandContext(ctx, p.Bwrap.Detail, "--version").Output(); err == nil {
+		if out, err := exec.CommandContext(ctx, p.Bwrap.Detail, "--version").Output(); err == nil { //nolint:gosec // G204: the bwrap found above
 			p.Bwrap.Detail += " (" + strings.TrimSpace(string(out)) + ")"
 		}
 	}
@@ -71,7 +71,7 @@ func ProbeHost(ctx context.Context, o ProbeOptions) *Probe {
 	// seccomp
 	if b, err := os.ReadFile("/proc/self/status"); err == nil && bytes.Contains(b, []byte("\nSeccomp:")) {
 		mode := "0"
-		for _, l := range strings.Split(string(b), "\n") {
+		for l := range strings.SplitSeq(string(b), "\n") {
 			if v, ok := strings.CutPrefix(l, "Seccomp:"); ok {
 				mode = strings.TrimSpace(v)
 			}
@@ -121,8 +121,7 @@ func probeUserNS(ctx context.Context, bw Feature, full bool) Feature {
 	cmd := exec.CommandContext(ctx, trueBin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
 	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
+		if _, ok := errors.AsType[*exec.ExitError](err); !ok {
 			reason := "clone(CLONE_NEWUSER) failed: " + err.Error()
 			if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
 				reason += "; the sysctls allow user namespaces, so a seccomp filter or the container runtime blocks them"
@@ -171,7 +170,7 @@ func underSeccomp() bool {
 	if err != nil {
 		return true // unknown: probe for real
 	}
-	for _, l := range strings.Split(string(b), "\n") {
+	for l := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(l, "Seccomp:"); ok {
 			return strings.TrimSpace(v) != "0"
 		}
@@ -188,7 +187,7 @@ func probeCgroup() Feature {
 		return Feature{Reason: err.Error()}
 	}
 	var rel string
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	for l := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
 		if r, ok := strings.CutPrefix(l, "0::"); ok {
 			rel = r
 		}

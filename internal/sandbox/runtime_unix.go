@@ -21,10 +21,12 @@ func RuntimeDir() (string, error) {
 	} else {
 		base = filepath.Join(os.TempDir(), "warden-"+strconv.Itoa(os.Getuid()))
 	}
-	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	// XDG_RUNTIME_DIR is the user's own; the checks below refuse a base
+	// that is not a 0700 directory owned by us.
+	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, fs.ErrExist) { //nolint:gosec // G703: see above
 		return "", fmt.Errorf("sandbox: runtime dir: %w", err)
 	}
-	fi, err := os.Lstat(base)
+	fi, err := os.Lstat(base) //nolint:gosec // G703: Lstat, so a symlink planted there is refused below
 	if err != nil {
 		return "", fmt.Errorf("sandbox: runtime dir: %w", err)
 	}

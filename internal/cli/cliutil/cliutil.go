@@ -39,7 +39,7 @@ func System() *IOStreams { return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOu
 // IsTerminal reports whether w is a terminal.
 func IsTerminal(w any) bool {
 	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd())) //nolint:gosec // G115: fds fit in int
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // FlagError is a usage error; usage is printed with it.

@@ -155,7 +155,7 @@ func (h *Host) ReadDir(p string) ([]fs.DirEntry, error) {
 	var names []string
 	collect := func(q string) {
 		if rest, ok := strings.CutPrefix(q, prefix); ok && rest != "" {
-			n := strings.SplitN(rest, "/", 2)[0]
+			n, _, _ := strings.Cut(rest, "/")
 			if !seen[n] {
 				seen[n] = true
 				names = append(names, n)

@@ -71,7 +71,7 @@ func Init() int {
 	if err != nil {
 		return fail(125, "sandbox init: %v", err)
 	}
-	cmd := exec.Command(sandbox.InnerSelf, "__child", "exec")
+	cmd := exec.Command(sandbox.InnerSelf, "__child", "exec") //nolint:gosec,noctx // G204: a constant path; PID 1 has no context to cancel
 	cmd.Env = []string{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{r} // becomes fd 3

@@ -5,6 +5,7 @@ package escape_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,7 +45,7 @@ func underBlockedUserNS(t *testing.T, e *sandboxtest.Env, args ...string) sandbo
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err = cmd.Run()
 	r.Close()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+	if _, ok := errors.AsType[*exec.ExitError](err); err != nil && !ok {
 		t.Fatal(err)
 	}
 	return sandboxtest.Result{Code: cmd.ProcessState.ExitCode(), Stdout: so.String(), Stderr: se.String()}

@@ -166,8 +166,9 @@ func fileAccess(a Access) Access {
 		return RWFile
 	case RO:
 		return ROFile
+	default:
+		return a
 	}
-	return a
 }
 
 func dirOr(g policy.Grant, dir, file Access) Access {

@@ -22,9 +22,8 @@ func NewEnv(t *testing.T) *Env {
 	return NewEnvIn(t, t.TempDir())
 }
 
-// newEnvOutsideTmp places the fake $HOME outside /tmp, which the sandbox
+// NewEnvOutsideTmp places the fake $HOME outside /tmp, which the sandbox
 // replaces with a private tmpfs, as a real $HOME would be.
-// NewEnvOutsideTmp builds an Env outside /tmp.
 func NewEnvOutsideTmp(t *testing.T) *Env {
 	t.Helper()
 	cache, err := os.UserCacheDir()

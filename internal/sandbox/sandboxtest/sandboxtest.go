@@ -68,7 +68,7 @@ func Binaries(t testing.TB) (warden, probe string) {
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+				buildErr = fmt.Errorf("go build %s: %w\n%s", b.pkg, err, out)
 				return
 			}
 		}

@@ -192,8 +192,7 @@ func mkdev(major, minor uint32) uint64 {
 }
 
 func errnoName(err error) string {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
+	if errno, ok := errors.AsType[syscall.Errno](err); ok {
 		if n, ok := names[errno]; ok {
 			return n
 		}
@@ -202,8 +201,7 @@ func errnoName(err error) string {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return "ETIMEDOUT"
 	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
+	if _, ok := errors.AsType[*net.DNSError](err); ok {
 		return "DNS"
 	}
 	return "OTHER:" + err.Error()
