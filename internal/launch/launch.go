@@ -32,6 +32,8 @@ type Options struct {
 
 // Plan is a resolved, compiled launch that has not run yet.
 type Plan struct {
+	// Logger receives the session's components' logs.
+	Logger *slog.Logger
 	// Notice is printed on every run when set (a fallback backend, or
 	// backend none).
 	Notice   string
@@ -61,7 +63,7 @@ func NewPlan(o Options) (*Plan, error) {
 		}
 		h = oh
 	}
-	res, err := policy.Resolve(spec, h, policy.ResolveOptions{})
+	res, err := policy.Resolve(spec, h, policy.ResolveOptions{NetworkFiltered: true})
 	if err != nil {
 		return nil, &PolicyError{Err: err}
 	}
@@ -91,7 +93,7 @@ func NewPlan(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, &PolicyError{Err: fmt.Errorf("backend %s cannot enforce this policy: %w", backend, err)}
 	}
-	return &Plan{Spec: spec, Resolved: res, Backend: backend, Sandbox: sb, Notice: notice}, nil
+	return &Plan{Spec: spec, Resolved: res, Backend: backend, Sandbox: sb, Notice: notice, Logger: o.Logger}, nil
 }
 
 // chooseBackend resolves `auto` from a probe of the machine. A fallback is
@@ -142,6 +144,23 @@ type Streams struct {
 
 // Run executes the plan and returns the target's exit code.
 func (p *Plan) Run(ctx context.Context, io Streams) (int, error) {
+	if p.Resolved.Network.Mode == policy.NetFiltered {
+		dir, err := sandbox.RuntimeDir()
+		if err != nil {
+			return 125, &StartError{Err: err}
+		}
+		defer os.RemoveAll(dir)
+		p.Sandbox.RuntimeDir = dir
+		logger := p.Logger
+		if logger == nil {
+			logger = slog.New(slog.DiscardHandler)
+		}
+		es, err := startEgress(p, logger)
+		if err != nil {
+			return 125, &StartError{Err: err}
+		}
+		defer es.close()
+	}
 	switch p.Backend {
 	case policy.BackendBwrap:
 		return (&bwrap.Runner{Stdin: io.In, Stdout: io.Out, Stderr: io.Err}).Run(ctx, p.Sandbox)
@@ -157,6 +176,15 @@ func StartFailed(err error) bool {
 	if _, ok := errors.AsType[*bwrap.StartError](err); ok {
 		return true
 	}
+	if _, ok := errors.AsType[*StartError](err); ok {
+		return true
+	}
 	_, ok := errors.AsType[*hostrun.StartError](err)
 	return ok
 }
+
+// StartError is a launcher failure before the target started.
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return "sandbox failed to start: " + e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }

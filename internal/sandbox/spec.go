@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"strings"
+
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/sandbox/landlock"
 	"github.com/wardenhq/warden/internal/sandbox/seccomp"
@@ -13,7 +15,28 @@ const (
 	// InnerScratch is the fresh writable directory used with
 	// start_in_scratch.
 	InnerScratch = "/scratch"
+	// InnerEgressSocket is where the egress proxy's Unix socket is bound.
+	InnerEgressSocket = "/run/warden/egress.sock"
+	// InnerCABundle is the CA bundle (system roots + warden's interception
+	// CA) when interception is on.
+	InnerCABundle = "/run/warden/ca-bundle.pem"
+	// InnerProxyAddr is the in-sandbox loopback address PID 1 serves and
+	// relays to the egress socket.
+	InnerProxyAddr = "127.0.0.1:3128"
 )
+
+// Bind is a runner-prepared host path made visible inside the sandbox.
+type Bind struct {
+	Src, Dst string
+	RW       bool
+}
+
+// Relay is a loopback TCP listener inside the sandbox whose connections
+// PID 1 relays to a Unix socket bound in from the host.
+type Relay struct {
+	Listen string `json:"listen"`
+	Unix   string `json:"unix"`
+}
 
 // Spec is one launch: a resolved policy plus what the runner prepared.
 type Spec struct {
@@ -29,6 +52,16 @@ type Spec struct {
 	// means the layer is off (only where the policy allows it).
 	Landlock *landlock.Ruleset
 	Seccomp  *seccomp.Config
+	// RuntimeDir is the session's 0700 host directory, when the launcher
+	// made one (it holds the bridges' sockets); otherwise the runner makes
+	// its own.
+	RuntimeDir string
+	// Binds, Relays and Env are what the launcher's bridges need: extra
+	// paths in the view, PID 1's loopback relays, and variables added to
+	// the target's environment.
+	Binds  []Bind
+	Relays []Relay
+	Env    []string
 }
 
 // ChildConfig is what the runner sends to `warden __child init` on fd 3.
@@ -43,7 +76,28 @@ type ChildConfig struct {
 	// no_new_privs and before the target is executed.
 	Landlock *landlock.Ruleset `json:"landlock,omitempty"`
 	Seccomp  *seccomp.Config   `json:"seccomp,omitempty"`
+	// Relays are served by PID 1 for the session's lifetime.
+	Relays []Relay `json:"relays,omitempty"`
 }
 
 // ChildFD is the descriptor number the child reads its ChildConfig from.
 const ChildFD = 3
+
+// MergeEnv returns base with extra's variables added or replaced.
+func MergeEnv(base, extra []string) []string {
+	if len(extra) == 0 {
+		return base
+	}
+	out := make([]string, 0, len(base)+len(extra))
+	names := map[string]bool{}
+	for _, kv := range extra {
+		k, _, _ := strings.Cut(kv, "=")
+		names[k] = true
+	}
+	for _, kv := range base {
+		if k, _, _ := strings.Cut(kv, "="); !names[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, extra...)
+}

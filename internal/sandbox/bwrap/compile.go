@@ -67,6 +67,13 @@ func Compile(s *sandbox.Spec, opt Options) ([]string, error) {
 	switch p.Network.Mode {
 	case policy.NetBlocked:
 		args = append(args, "--unshare-net")
+	case policy.NetFiltered:
+		// An empty namespace; PID 1 relays its loopback proxy port to the
+		// egress socket bound in from the host.
+		if len(s.Relays) == 0 {
+			return nil, errors.New("bwrap: network filtered needs the egress relay")
+		}
+		args = append(args, "--unshare-net")
 	case policy.NetOpen:
 		// The host network namespace is shared on purpose.
 	default:
@@ -145,6 +152,13 @@ func Compile(s *sandbox.Spec, opt Options) ([]string, error) {
 		add(opTmpfs, sandbox.InnerScratch, "")
 	}
 	add(opSelf, sandbox.InnerSelf, s.Self)
+	for _, b := range s.Binds {
+		if b.RW {
+			add(opRW, b.Dst, b.Src)
+		} else {
+			add(opSelf, b.Dst, b.Src)
+		}
+	}
 
 	// Parents before children; at one path, the later kinds win.
 	slices.SortStableFunc(ops, func(a, b op) int {

@@ -58,6 +58,7 @@ func FindBwrap() (string, error) {
 // Session is the host-side state of one launch.
 type Session struct {
 	Dir          string // per-session runtime dir, 0700
+	ownsDir      bool
 	placeholders []placeholder
 }
 
@@ -70,11 +71,15 @@ type placeholder struct {
 // Prepare creates the runtime directory, the deny file and the
 // placeholders for missing protected paths. Close undoes it.
 func Prepare(s *sandbox.Spec) (*Session, error) {
-	dir, err := sandbox.RuntimeDir()
-	if err != nil {
-		return nil, err
+	sess := &Session{Dir: s.RuntimeDir}
+	if sess.Dir == "" {
+		dir, err := sandbox.RuntimeDir()
+		if err != nil {
+			return nil, err
+		}
+		sess.Dir, sess.ownsDir = dir, true
 	}
-	sess := &Session{Dir: dir}
+	dir := sess.Dir
 	deny := filepath.Join(dir, "deny")
 	f, err := os.OpenFile(deny, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0) //nolint:gosec // G304: a fixed name in our own fresh 0700 runtime dir
 	if err != nil {
@@ -158,8 +163,10 @@ func (sess *Session) Close() {
 		}
 		r.Close()
 	}
-	if sess.Dir != "" {
+	if sess.ownsDir {
 		_ = os.RemoveAll(sess.Dir)
+	} else if sess.Dir != "" {
+		_ = os.Remove(filepath.Join(sess.Dir, "deny"))
 	}
 }
 
@@ -218,7 +225,7 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 	stW.Close()
 	cfgR.Close()
 
-	cc := sandbox.ChildConfig{Argv: s.Argv, Env: s.Policy.Env, Dir: s.Policy.Workdir, Limits: s.Policy.Limits, Landlock: s.Landlock, Seccomp: s.Seccomp}
+	cc := sandbox.ChildConfig{Argv: s.Argv, Env: sandbox.MergeEnv(s.Policy.Env, s.Env), Dir: s.Policy.Workdir, Limits: s.Policy.Limits, Landlock: s.Landlock, Seccomp: s.Seccomp, Relays: s.Relays}
 	if s.Policy.Scratch {
 		cc.Dir = sandbox.InnerScratch
 	}

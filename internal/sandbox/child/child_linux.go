@@ -66,6 +66,13 @@ func Init() int {
 
 	sigs := make(chan os.Signal, 32)
 	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
+	// Bridges listen before the target starts, so its first connection
+	// finds them.
+	for _, rl := range cfg.Relays {
+		if err := startRelay(rl); err != nil {
+			return fail(125, "sandbox init: relay %s: %v", rl.Listen, err)
+		}
+	}
 
 	r, w, err := os.Pipe()
 	if err != nil {

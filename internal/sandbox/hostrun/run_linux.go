@@ -38,11 +38,15 @@ type Runner struct {
 // environment, rlimits, no_new_privs and the seccomp filter (when set)
 // apply.
 func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
-	dir, err := sandbox.RuntimeDir()
-	if err != nil {
-		return 125, &StartError{Err: err}
+	dir := s.RuntimeDir
+	if dir == "" {
+		d, err := sandbox.RuntimeDir()
+		if err != nil {
+			return 125, &StartError{Err: err}
+		}
+		defer os.RemoveAll(d)
+		dir = d
 	}
-	defer os.RemoveAll(dir)
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		return 125, &StartError{Err: err}
@@ -56,7 +60,7 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 		return 125, &StartError{Err: err}
 	}
 	env := make([]string, 0, len(s.Policy.Env))
-	for _, kv := range s.Policy.Env {
+	for _, kv := range sandbox.MergeEnv(s.Policy.Env, s.Env) {
 		if !strings.HasPrefix(kv, "TMPDIR=") && !strings.HasPrefix(kv, "HOME=") {
 			env = append(env, kv)
 		}

@@ -1,0 +1,215 @@
+package launch
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/wardenhq/warden/internal/egress"
+	"github.com/wardenhq/warden/internal/egress/mitm"
+	"github.com/wardenhq/warden/internal/policy"
+	"github.com/wardenhq/warden/internal/sandbox"
+	"github.com/wardenhq/warden/internal/sandbox/landlock"
+)
+
+// StateDir is warden's host-only state directory ($XDG_STATE_HOME/warden
+// or ~/.local/state/warden), never visible inside a sandbox.
+func StateDir() (string, error) {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("launch: state dir: %w", err)
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	dir := filepath.Join(base, "warden")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("launch: state dir: %w", err)
+	}
+	return dir, nil
+}
+
+// AuditPath is the egress decision log.
+func AuditPath() (string, error) {
+	d, err := StateDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "egress.jsonl"), nil
+}
+
+// systemRoots are the usual locations of the system CA bundle.
+var systemRoots = []string{
+	"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem",
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/ssl/cert.pem",
+}
+
+// egressSession is the filtering proxy of one session.
+type egressSession struct {
+	proxy *egress.Proxy
+	ln    net.Listener
+	audit io.Closer
+	done  chan error
+}
+
+// EgressConfig maps the network policy onto the proxy's configuration.
+func EgressConfig(n policy.NetworkSpec, token string, logger *slog.Logger) egress.Config {
+	return egress.Config{
+		Allow: n.Allow, Deny: n.Deny, Rules: n.Rules,
+		AllowPrivate: n.AllowPrivate, Hosts: n.Hosts,
+		Token: token, Logger: logger,
+	}
+}
+
+// startEgress prepares the proxy for network.mode filtered: its listener
+// (a Unix socket bound into the sandbox, or for the landlock backend a
+// loopback port Landlock lets the target reach), the interception CA when
+// rules need it, and the sandbox's proxy and CA variables.
+func startEgress(p *Plan, logger *slog.Logger) (*egressSession, error) {
+	tok := make([]byte, 32)
+	if _, err := rand.Read(tok); err != nil {
+		return nil, fmt.Errorf("launch: proxy token: %w", err)
+	}
+	token := hex.EncodeToString(tok)
+	cfg := EgressConfig(p.Resolved.Network, token, logger.With("component", "egress"))
+	auditPath, err := AuditPath()
+	if err != nil {
+		return nil, err
+	}
+	af, err := os.OpenFile(auditPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600) //nolint:gosec // G304: our own state dir
+	if err != nil {
+		return nil, fmt.Errorf("launch: audit log: %w", err)
+	}
+	cfg.Audit = af
+	es := &egressSession{audit: af, done: make(chan error, 1)}
+	sb := p.Sandbox
+
+	hosts, err := egress.InterceptHosts(cfg)
+	if err != nil {
+		af.Close()
+		return nil, &PolicyError{Err: fmt.Errorf("network.rules: %w", err)}
+	}
+	var caBundle string
+	if len(hosts) > 0 {
+		state, err := StateDir()
+		if err != nil {
+			af.Close()
+			return nil, err
+		}
+		ca, err := mitm.New(mitm.Options{Store: &mitm.FileKeyStore{Path: filepath.Join(state, "ca-key.pem")}, Permitted: hosts})
+		if err != nil {
+			af.Close()
+			return nil, fmt.Errorf("launch: interception CA: %w", err)
+		}
+		cfg.CA = ca
+		var roots []byte
+		for _, r := range systemRoots {
+			if b, err := os.ReadFile(r); err == nil {
+				roots = b
+				break
+			}
+		}
+		caBundle = filepath.Join(sb.RuntimeDir, "ca-bundle.pem")
+		if err := os.WriteFile(caBundle, ca.BundlePEM(roots), 0o600); err != nil {
+			af.Close()
+			return nil, fmt.Errorf("launch: CA bundle: %w", err)
+		}
+	}
+	proxy, err := egress.New(cfg)
+	if err != nil {
+		af.Close()
+		return nil, &PolicyError{Err: fmt.Errorf("network: %w", err)}
+	}
+	es.proxy = proxy
+
+	addr := sandbox.InnerProxyAddr
+	switch p.Backend {
+	case policy.BackendBwrap:
+		sock := filepath.Join(sb.RuntimeDir, "egress.sock")
+		ln, err := net.Listen("unix", sock)
+		if err != nil {
+			es.close()
+			return nil, fmt.Errorf("launch: egress socket: %w", err)
+		}
+		if err := os.Chmod(sock, 0o600); err != nil {
+			ln.Close()
+			es.close()
+			return nil, fmt.Errorf("launch: egress socket: %w", err)
+		}
+		es.ln = ln
+		sb.Binds = append(sb.Binds, sandbox.Bind{Src: sock, Dst: sandbox.InnerEgressSocket})
+		sb.Relays = append(sb.Relays, sandbox.Relay{Listen: sandbox.InnerProxyAddr, Unix: sandbox.InnerEgressSocket})
+		if caBundle != "" {
+			sb.Binds = append(sb.Binds, sandbox.Bind{Src: caBundle, Dst: sandbox.InnerCABundle})
+			caBundle = sandbox.InnerCABundle
+			if sb.Landlock != nil {
+				sb.Landlock.FS = append(sb.Landlock.FS, landlockCA(caBundle)...)
+			}
+		}
+	default:
+		// No network namespace: a loopback port, reachable only with the
+		// token, and the only TCP port Landlock lets the target connect to.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			es.close()
+			return nil, fmt.Errorf("launch: egress listener: %w", err)
+		}
+		es.ln = ln
+		addr = ln.Addr().String()
+		port, _ := strconv.Atoi(addr[len("127.0.0.1:"):])
+		if sb.Landlock != nil {
+			sb.Landlock.ConnectTCP = append(sb.Landlock.ConnectTCP, uint16(port)) //nolint:gosec // G115: a port from the kernel
+			sb.Landlock.FS = append(sb.Landlock.FS, landlockCA(caBundle)...)
+		}
+	}
+	httpURL := "http://warden:" + token + "@" + addr
+	socksURL := "socks5h://warden:" + token + "@" + addr
+	noProxy := "localhost,127.0.0.1,::1"
+	sb.Env = append(sb.Env,
+		"HTTP_PROXY="+httpURL, "HTTPS_PROXY="+httpURL, "ALL_PROXY="+socksURL,
+		"http_proxy="+httpURL, "https_proxy="+httpURL, "all_proxy="+socksURL,
+		"NO_PROXY="+noProxy, "no_proxy="+noProxy,
+	)
+	if caBundle != "" {
+		for _, v := range []string{"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "CODEX_CA_CERTIFICATE", "PIP_CERT", "AWS_CA_BUNDLE", "DENO_CERT"} {
+			sb.Env = append(sb.Env, v+"="+caBundle)
+		}
+	}
+	go func() { es.done <- proxy.Serve(es.ln) }()
+	return es, nil
+}
+
+func (es *egressSession) close() {
+	if es.proxy != nil {
+		_ = es.proxy.Close()
+	}
+	if es.ln != nil {
+		_ = es.ln.Close()
+		if ua, ok := es.ln.Addr().(*net.UnixAddr); ok {
+			if err := os.Remove(ua.Name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				_ = err // the runtime dir is removed anyway
+			}
+		}
+	}
+	if es.audit != nil {
+		_ = es.audit.Close()
+	}
+}
+
+// landlockCA grants the target read access to the CA bundle, which lives
+// in the runtime dir, under the landlock backend.
+func landlockCA(bundle string) []landlock.PathRule {
+	if bundle == "" {
+		return nil
+	}
+	return []landlock.PathRule{{Path: bundle, Access: landlock.ROFile, Why: "interception CA bundle"}}
+}
