@@ -82,7 +82,7 @@ func TestExitCodes(t *testing.T) {
 		{"check bad", []string{"policy", "check", bad}, 3, "bad.yaml:4"},
 		{"check cycle", []string{"policy", "check", cycle}, 3, "cycle"},
 		{"check missing", []string{"policy", "check", filepath.Join(dir, "nope.yaml")}, 3, "no such file"},
-		{"explain filtered refused", []string{"run", "--net", "filtered", "--explain", "--", "true"}, 125, "network.mode"},
+		{"landlock refuses rx", []string{"run", "--mode", "rx", "--backend", "landlock", "--explain", "--", "true"}, 125, "mode"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/wardenhq/warden/internal/policy"
 )
 
@@ -140,6 +142,9 @@ func (h *OSHost) Readlink(p string) (string, error) { return os.Readlink(p) }
 
 // ReadDir implements policy.Host.
 func (h *OSHost) ReadDir(p string) ([]fs.DirEntry, error) { return os.ReadDir(p) }
+
+// Readable implements policy.Host.
+func (h *OSHost) Readable(p string) bool { return unix.Access(p, unix.R_OK) == nil }
 
 // ReadFile implements policy.Host.
 func (h *OSHost) ReadFile(p string) ([]byte, error) {

@@ -21,6 +21,9 @@ type Host interface {
 	Readlink(path string) (string, error)
 	ReadDir(path string) ([]fs.DirEntry, error)
 	ReadFile(path string) ([]byte, error)
+	// Readable reports whether the current user could read path at all
+	// (file permissions). Unreadable system secrets need no mask.
+	Readable(path string) bool
 }
 
 // Grant is one path in a resolved policy.
@@ -602,7 +605,11 @@ func (r *resolver) deny() error {
 		cands = append(cands, Grant{Path: filepath.Join(r.out.Home, strings.TrimSuffix(rel, "/")), Rule: "builtin secrets in $HOME"})
 	}
 	for _, p := range secretsSystem {
-		cands = append(cands, Grant{Path: strings.TrimSuffix(p, "/"), Rule: "builtin system secrets"})
+		// Masks cost a mount each; a file the user cannot read anyway
+		// (every one of these, unless warden runs as root) needs none.
+		if p = strings.TrimSuffix(p, "/"); r.h.Readable(p) {
+			cands = append(cands, Grant{Path: p, Rule: "builtin system secrets"})
+		}
 	}
 	for _, p := range r.spec.DenyPaths {
 		g, err := r.grant(p, "deny_paths")

@@ -183,6 +183,10 @@ func (h *Host) ReadDir(p string) ([]fs.DirEntry, error) {
 	return out, nil
 }
 
+// Readable implements policy.Host: the fake machine's user is root, who
+// can read everything.
+func (h *Host) Readable(string) bool { return true }
+
 // ReadFile implements policy.Host.
 func (h *Host) ReadFile(p string) ([]byte, error) {
 	rp, err := h.EvalSymlinks(p)

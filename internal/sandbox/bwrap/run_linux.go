@@ -16,7 +16,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -234,11 +233,10 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 		cfgW.Close()
 	}()
 
-	var (
-		mu       sync.Mutex
-		childPID int
-		started  = make(chan struct{})
-	)
+	// The status pipe reports the child's host PID once the sandbox is up;
+	// signals that arrive before that are held and delivered then.
+	pidCh := make(chan int, 1)
+	started := make(chan struct{})
 	go func() {
 		defer close(started)
 		sc := bufio.NewScanner(stR)
@@ -247,33 +245,38 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 				ChildPID int `json:"child-pid"`
 			}
 			if json.Unmarshal(sc.Bytes(), &st) == nil && st.ChildPID > 0 {
-				mu.Lock()
-				childPID = st.ChildPID
-				mu.Unlock()
+				pidCh <- st.ChildPID
 			}
 		}
 	}()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
+	childPID := 0
+	var pending []os.Signal
 	for {
 		select {
+		case pid := <-pidCh:
+			childPID = pid
+			for _, sig := range pending {
+				_ = unix.Kill(childPID, sig.(syscall.Signal))
+			}
+			pending = nil
 		case sig := <-sigs:
-			mu.Lock()
-			pid := childPID
-			mu.Unlock()
-			if pid > 0 {
-				_ = unix.Kill(pid, sig.(syscall.Signal))
+			if childPID > 0 {
+				_ = unix.Kill(childPID, sig.(syscall.Signal))
 			} else if sig != unix.SIGWINCH {
-				_ = cmd.Process.Signal(sig)
+				pending = append(pending, sig)
 			}
 		case <-ctx.Done():
 			_ = cmd.Process.Kill()
 		case err := <-done:
 			<-started
-			mu.Lock()
-			pid := childPID
-			mu.Unlock()
+			select {
+			case pid := <-pidCh:
+				childPID = pid
+			default:
+			}
 			var ee *exec.ExitError
 			if err != nil && !errors.As(err, &ee) {
 				return 125, &StartError{Err: err}
@@ -282,7 +285,7 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				code = 128 + int(ws.Signal())
 			}
-			if pid == 0 {
+			if childPID == 0 {
 				return 125, &StartError{Err: fmt.Errorf("bubblewrap exited with status %d before the sandbox started (its message is above)", code)}
 			}
 			return code, nil

@@ -53,12 +53,12 @@ func TestRunPolicyErrorIs125(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	bad := filepath.Join(t.TempDir(), "p.yaml")
-	if err := os.WriteFile(bad, []byte("version: 1\nnetwork: {mode: filtered}\n"), 0o644); err != nil {
+	if err := os.WriteFile(bad, []byte("version: 1\nwrite_paths: [~/.ssh]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r := e.Run([]string{"--policy", bad}, "true")
-	if r.Code != 125 || !strings.Contains(r.Stderr, "network.mode") {
-		t.Errorf("want 125 naming network.mode\n%s", r)
+	if r.Code != 125 || !strings.Contains(r.Stderr, "write_paths") || !strings.Contains(r.Stderr, "deny wins") {
+		t.Errorf("want 125 naming write_paths\n%s", r)
 	}
 }
 

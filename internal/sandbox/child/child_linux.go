@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -57,6 +58,11 @@ var forwarded = []os.Signal{
 
 // Init is `warden __child init`, PID 1 of the sandbox.
 func Init() int {
+	// Before Landlock ABI 8, restricting "all threads" gives each thread a
+	// domain of its own, and a process may only signal into its own domain
+	// or those nested under it. PID 1 therefore restricts itself, starts
+	// the target and signals it from one and the same OS thread.
+	runtime.LockOSThread()
 	cfg, err := readConfig()
 	if err != nil {
 		return fail(125, "sandbox init: %v", err)
@@ -74,24 +80,28 @@ func Init() int {
 		}
 	}
 
-	r, w, err := os.Pipe()
-	if err != nil {
-		return fail(125, "sandbox init: %v", err)
+	var target int
+	if len(cfg.Relays) == 0 {
+		// Nothing for PID 1 to host: it takes the final restrictions
+		// itself (they are inherited) and starts the target directly,
+		// saving a second process image.
+		if code, err := restrict(cfg); err != nil {
+			return fail(code, "%v", err)
+		}
+		pid, code, err := startTarget(cfg)
+		if err != nil {
+			return fail(code, "%v", err)
+		}
+		target = pid
+	} else {
+		// PID 1 keeps the bridges' sockets; the restrictions go to a
+		// separate exec stage.
+		pid, err := startExecStage(cfg)
+		if err != nil {
+			return fail(125, "sandbox init: %v", err)
+		}
+		target = pid
 	}
-	cmd := exec.Command(sandbox.InnerSelf, "__child", "exec") //nolint:gosec,noctx // G204: a constant path; PID 1 has no context to cancel
-	cmd.Env = []string{}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{r} // becomes fd 3
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return fail(125, "sandbox init: start target: %v", err)
-	}
-	r.Close()
-	target := cmd.Process.Pid
-	if err := json.NewEncoder(w).Encode(cfg); err != nil {
-		return fail(125, "sandbox init: send configuration: %v", err)
-	}
-	w.Close()
 
 	for sig := range sigs {
 		if sig != unix.SIGCHLD {
@@ -125,50 +135,106 @@ func Exec() int {
 	if err != nil {
 		return fail(125, "sandbox exec: %v", err)
 	}
-	if err := applyLimits(cfg); err != nil {
-		return fail(125, "sandbox exec: %v", err)
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fail(125, "sandbox exec: no_new_privs: %v", err)
-	}
-	if cfg.Dir != "" {
-		if err := os.Chdir(cfg.Dir); err != nil {
-			return fail(125, "sandbox exec: %v", err)
-		}
-	}
 	path, err := lookPath(cfg.Argv[0], cfg.Env)
 	if err != nil {
 		return fail(127, "%s: command not found", cfg.Argv[0])
 	}
-	if cfg.Landlock != nil {
-		if err := landlock.Apply(cfg.Landlock); err != nil {
-			return fail(125, "sandbox exec: %v", err)
-		}
-	}
-	if cfg.Seccomp != nil {
-		arch, err := seccomp.NativeArch()
-		if err != nil {
-			return fail(125, "sandbox exec: %v", err)
-		}
-		prog, err := seccomp.Compile(*cfg.Seccomp, arch)
-		if err != nil {
-			return fail(125, "sandbox exec: %v", err)
-		}
-		if err := seccomp.Install(prog); err != nil {
-			return fail(125, "sandbox exec: %v", err)
-		}
+	if code, err := restrict(cfg); err != nil {
+		return fail(code, "%v", err)
 	}
 	// Every inherited descriptor but stdio is closed on exec (threat B5).
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fail(125, "sandbox exec: close descriptors: %v", err)
 	}
 	err = unix.Exec(path, cfg.Argv, cfg.Env)
-	switch {
-	case errors.Is(err, unix.ENOENT):
+	if errors.Is(err, unix.ENOENT) {
 		return fail(127, "%s: %v", cfg.Argv[0], err)
-	default:
-		return fail(126, "%s: %v", cfg.Argv[0], err)
 	}
+	return fail(126, "%s: %v", cfg.Argv[0], err)
+}
+
+// restrict applies, irreversibly and in this order, rlimits,
+// no_new_privs, Landlock and seccomp to the calling process and everything
+// it starts afterwards.
+func restrict(cfg *sandbox.ChildConfig) (int, error) {
+	if err := applyLimits(cfg); err != nil {
+		return 125, fmt.Errorf("sandbox: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return 125, fmt.Errorf("sandbox: no_new_privs: %w", err)
+	}
+	if cfg.Dir != "" {
+		if err := os.Chdir(cfg.Dir); err != nil {
+			return 125, fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	if cfg.Landlock != nil {
+		if err := landlock.Apply(cfg.Landlock); err != nil {
+			return 125, fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	if cfg.Seccomp != nil {
+		arch, err := seccomp.NativeArch()
+		if err != nil {
+			return 125, fmt.Errorf("sandbox: %w", err)
+		}
+		prog, err := seccomp.Compile(*cfg.Seccomp, arch)
+		if err != nil {
+			return 125, fmt.Errorf("sandbox: %w", err)
+		}
+		if err := seccomp.Install(prog); err != nil {
+			return 125, fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	return 0, nil
+}
+
+// startTarget starts the command as PID 1's child in its own process
+// group; only stdio is passed (the rest is close-on-exec).
+func startTarget(cfg *sandbox.ChildConfig) (int, int, error) {
+	path, err := lookPath(cfg.Argv[0], cfg.Env)
+	if err != nil {
+		return 0, 127, fmt.Errorf("%s: command not found", cfg.Argv[0])
+	}
+	pid, err := syscall.ForkExec(path, cfg.Argv, &syscall.ProcAttr{
+		Dir:   cfg.Dir,
+		Env:   cfg.Env,
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	})
+	switch {
+	case errors.Is(err, syscall.ENOENT):
+		return 0, 127, fmt.Errorf("%s: %w", cfg.Argv[0], err)
+	case err != nil:
+		return 0, 126, fmt.Errorf("%s: %w", cfg.Argv[0], err)
+	}
+	return pid, 0, nil
+}
+
+// startExecStage starts `warden __child exec`, which restricts itself and
+// becomes the target, and sends it the configuration on fd 3.
+func startExecStage(cfg *sandbox.ChildConfig) (int, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(sandbox.InnerSelf, "__child", "exec") //nolint:gosec,noctx // G204: a constant path; PID 1 has no context to cancel
+	cmd.Env = []string{}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{r} // becomes fd 3
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return 0, fmt.Errorf("start target: %w", err)
+	}
+	r.Close()
+	err = json.NewEncoder(w).Encode(cfg)
+	w.Close()
+	if err != nil {
+		return 0, fmt.Errorf("send configuration: %w", err)
+	}
+	return cmd.Process.Pid, nil
 }
 
 func applyLimits(cfg *sandbox.ChildConfig) error {

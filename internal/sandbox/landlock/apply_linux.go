@@ -73,25 +73,24 @@ func Apply(rs *Ruleset) error {
 		}
 		fsRules = append(fsRules, rule)
 	}
-	if err := cfg.RestrictPaths(fsRules...); err != nil {
-		return fmt.Errorf("landlock: filesystem rules: %w", err)
+	// One ruleset, one layer: filesystem, network (when handled) and scopes.
+	if !rs.HandleNet {
+		cfg.HandledAccessNet = 0
 	}
+	if len(rs.Scoped) == 0 {
+		cfg.Scoped = 0
+	}
+	rules := fsRules
 	if rs.HandleNet {
-		var netRules []ll.Rule
 		for _, p := range rs.ConnectTCP {
-			netRules = append(netRules, ll.ConnectTCP(p))
+			rules = append(rules, ll.ConnectTCP(p))
 		}
 		for _, p := range rs.BindTCP {
-			netRules = append(netRules, ll.BindTCP(p))
-		}
-		if err := cfg.RestrictNet(netRules...); err != nil {
-			return fmt.Errorf("landlock: network rules: %w", err)
+			rules = append(rules, ll.BindTCP(p))
 		}
 	}
-	if len(rs.Scoped) > 0 {
-		if err := cfg.RestrictScoped(); err != nil {
-			return fmt.Errorf("landlock: scopes: %w", err)
-		}
+	if err := cfg.Restrict(rules...); err != nil {
+		return fmt.Errorf("landlock: %w", err)
 	}
 	return nil
 }
