@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -32,7 +33,7 @@ func StateDir() (string, error) {
 		base = filepath.Join(home, ".local", "state")
 	}
 	dir := filepath.Join(base, "warden")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil { //nolint:gosec // G703: the user's own state directory, by their own environment
 		return "", fmt.Errorf("launch: state dir: %w", err)
 	}
 	return dir, nil
@@ -113,13 +114,13 @@ func startEgress(p *Plan, logger *slog.Logger) (*egressSession, error) {
 		cfg.CA = ca
 		var roots []byte
 		for _, r := range systemRoots {
-			if b, err := os.ReadFile(r); err == nil {
+			if b, err := os.ReadFile(r); err == nil { //nolint:gosec // G304: a fixed list of system paths
 				roots = b
 				break
 			}
 		}
 		caBundle = filepath.Join(sb.RuntimeDir, "ca-bundle.pem")
-		if err := os.WriteFile(caBundle, ca.BundlePEM(roots), 0o600); err != nil {
+		if err := os.WriteFile(caBundle, ca.BundlePEM(roots), 0o600); err != nil { //nolint:gosec // G703: our own fresh runtime dir
 			af.Close()
 			return nil, fmt.Errorf("launch: CA bundle: %w", err)
 		}
@@ -135,7 +136,7 @@ func startEgress(p *Plan, logger *slog.Logger) (*egressSession, error) {
 	switch p.Backend {
 	case policy.BackendBwrap:
 		sock := filepath.Join(sb.RuntimeDir, "egress.sock")
-		ln, err := net.Listen("unix", sock)
+		ln, err := (&net.ListenConfig{}).Listen(context.Background(), "unix", sock)
 		if err != nil {
 			es.close()
 			return nil, fmt.Errorf("launch: egress socket: %w", err)
@@ -158,7 +159,7 @@ func startEgress(p *Plan, logger *slog.Logger) (*egressSession, error) {
 	default:
 		// No network namespace: a loopback port, reachable only with the
 		// token, and the only TCP port Landlock lets the target connect to.
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			es.close()
 			return nil, fmt.Errorf("launch: egress listener: %w", err)

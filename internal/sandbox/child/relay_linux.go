@@ -3,6 +3,7 @@
 package child
 
 import (
+	"context"
 	"io"
 	"net"
 	"sync"
@@ -15,7 +16,7 @@ import (
 // each connection to and from a fresh connection to rl.Unix, a socket the
 // host serves. This is the only way out of an empty network namespace.
 func startRelay(rl sandbox.Relay) error {
-	l, err := net.Listen("tcp", rl.Listen)
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", rl.Listen)
 	if err != nil {
 		return err
 	}
@@ -40,14 +41,12 @@ func relay(c net.Conn, path string) {
 	}
 	defer u.Close()
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		_, _ = io.Copy(u, c)
 		if uc, ok := u.(*net.UnixConn); ok {
 			_ = uc.CloseWrite()
 		}
-	}()
+	})
 	_, _ = io.Copy(c, u)
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.CloseWrite()
