@@ -1,22 +1,46 @@
 #!/usr/bin/env bash
 # warden's benchmarks, each side by side with the peer its issue names, in
-# one run. Results go to stdout; docs/benchmarks.md records them with this
-# command. Usage: scripts/bench.sh [bin/warden]
+# one run. docs/benchmarks.md records the results with this command.
+# Usage: scripts/bench.sh [bin/warden]   (RUNS=N to change hyperfine's count)
 set -euo pipefail
 warden=$(realpath "${1:-bin/warden}")
+root=$(pwd)
 command -v hyperfine >/dev/null || { echo "bench: needs hyperfine (apt-get install hyperfine)"; exit 1; }
+runs=${RUNS:-60}
 work=$(mktemp -d "${TMPDIR:-/tmp}/warden-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 git init -q .
 
-echo "== sandbox start-up: warden run -- true vs raw bubblewrap"
-hyperfine -N --warmup 10 --runs "${RUNS:-100}" \
-  "$warden run -- true" \
+echo "== 1. sandbox start-up: warden run -- true (all layers) vs raw bubblewrap"
+hyperfine -N --warmup 10 --runs "$runs" \
   "bwrap --ro-bind / / --unshare-all true" \
-  "bwrap --ro-bind / / --unshare-all --dev /dev --proc /proc --new-session --die-with-parent --cap-drop ALL true"
+  "$warden run -- true" \
+  "$warden run --backend landlock -- true"
 
 echo
-echo "== policy and compiler micro-benchmarks"
-cd - >/dev/null
-go test -run '^$' -bench . -benchmem ./internal/policy/ ./internal/sandbox/bwrap/ 2>/dev/null | grep -E '^(Benchmark|ok)' || true
+echo "== 2. git status in a 5,000-file repository: native vs inside warden"
+mkdir -p "$work/repo" && cd "$work/repo"
+git init -q .
+for d in $(seq 1 50); do mkdir -p "d$d"; for f in $(seq 1 100); do echo "$d $f" > "d$d/f$f.txt"; done; done
+git add -A && git -c user.name=b -c user.email=b@b commit -qm files
+echo "-- git status itself, timed by hyperfine natively and inside one warden sandbox:"
+hyperfine -N --warmup 5 --runs "$runs" --export-json "$work/native.json" "git status --porcelain" >/dev/null
+"$warden" run --allow-write "$work" -- hyperfine -N --warmup 5 --runs "$runs" --export-json "$work/inside.json" "git status --porcelain" >/dev/null
+python3 - "$work/native.json" "$work/inside.json" <<'PY'
+import json, sys
+n = json.load(open(sys.argv[1]))["results"][0]
+i = json.load(open(sys.argv[2]))["results"][0]
+print(f"  native:        {n['mean']*1e3:6.2f} ms ± {n['stddev']*1e3:.2f}")
+print(f"  inside warden: {i['mean']*1e3:6.2f} ms ± {i['stddev']*1e3:.2f}   ratio {i['mean']/n['mean']:.2f}x")
+PY
+echo "-- and one git status per sandbox (start-up included):"
+hyperfine -N --warmup 5 --runs "$runs" \
+  "git status --porcelain" \
+  "$warden run -- git status --porcelain"
+
+echo
+echo "== 3. egress proxy, facade and policy micro-benchmarks (go test -bench)"
+cd "$root"
+go test -run '^$' -bench 'Decide10kRules|Connect|Intercept' -benchtime=200x ./internal/egress/ 2>/dev/null | grep -E '^(Benchmark|ok)' || true
+go test -run '^$' -bench . -benchtime=2000x ./internal/facade/ 2>/dev/null | grep -E '^(Benchmark|ok)' || true
