@@ -125,3 +125,30 @@ func TestPolicyShowSources(t *testing.T) {
 		t.Errorf("show output lacks provenance:\n%s", out)
 	}
 }
+
+func TestNetWhy(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(p, []byte("version: 1\nnetwork:\n  mode: filtered\n  allow: [\"*.github.com:443\"]\n  deny: [gist.github.com]\n  rules: [\"GET api.github.com/repos/myorg/**\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"raw.github.com"}, `ALLOWED GET raw.github.com:443/ — host-allowed (rule "*.github.com:443")`},
+		{[]string{"gist.github.com"}, "DENIED GET gist.github.com:443/ — host-denied"},
+		{[]string{"evilgithub.com"}, "DENIED GET evilgithub.com:443/ — host-not-allowed"},
+		{[]string{"api.github.com", "--path", "/repos/myorg/x"}, "ALLOWED GET api.github.com:443/repos/myorg/x"},
+		{[]string{"api.github.com", "--path", "/repos/other/x"}, "DENIED GET api.github.com:443/repos/other/x — path-not-allowed"},
+		{[]string{"api.github.com", "--method", "POST", "--path", "/repos/myorg/x"}, "DENIED POST api.github.com:443/repos/myorg/x — method-not-allowed"},
+	} {
+		f, out, errOut := testFactory()
+		if code := Main(context.Background(), f, append([]string{"net", "why", "--policy", p}, tc.args...)); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%v:\n got %s\nwant %s", tc.args, out, tc.want)
+		}
+	}
+}
