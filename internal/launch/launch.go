@@ -76,24 +76,34 @@ func NewPlan(o Options) (*Plan, error) {
 		return nil, err
 	}
 	sb := &sandbox.Spec{Policy: res, Argv: o.Argv, Self: self}
-	switch backend {
-	case policy.BackendBwrap:
-		sb.Landlock, err = landlock.Compile(res, landlock.Options{InSandbox: true, SelfPath: sandbox.InnerSelf, ScratchPath: sandbox.InnerScratch})
-		// The network namespace already confines UDP and raw sockets.
-		sb.Seccomp = &seccomp.Config{}
-	case policy.BackendLandlock:
-		sb.Landlock, err = landlock.Compile(res, landlock.Options{})
-		// No network namespace: only TCP, which Landlock confines, is left.
-		// Nor an IPC namespace: System V IPC would be shared with the host.
-		sb.Seccomp = &seccomp.Config{DenyInet: res.Network.Mode != policy.NetOpen, DenySysVIPC: true}
-	case policy.BackendAuto: // resolved by chooseBackend
-	case policy.BackendNone:
+	sb.Landlock, sb.Seccomp, err = Layers(res, backend)
+	if backend == policy.BackendNone {
 		notice = "backend none: NO SANDBOX; only the environment filter, rlimits and no_new_privs apply (the policy asked for it explicitly)"
 	}
 	if err != nil {
 		return nil, &PolicyError{Err: fmt.Errorf("backend %s cannot enforce this policy: %w", backend, err)}
 	}
 	return &Plan{Spec: spec, Resolved: res, Backend: backend, Sandbox: sb, Notice: notice, Logger: o.Logger}, nil
+}
+
+// Layers compiles the Landlock ruleset and picks the seccomp filter that
+// backend applies for the policy (pure; golden-tested per policy).
+func Layers(res *policy.Resolved, backend policy.Backend) (*landlock.Ruleset, *seccomp.Config, error) {
+	switch backend {
+	case policy.BackendBwrap:
+		ll, err := landlock.Compile(res, landlock.Options{InSandbox: true, SelfPath: sandbox.InnerSelf, ScratchPath: sandbox.InnerScratch})
+		// The network and IPC namespaces already confine UDP, raw
+		// sockets and System V IPC.
+		return ll, &seccomp.Config{}, err
+	case policy.BackendLandlock:
+		ll, err := landlock.Compile(res, landlock.Options{})
+		// No network namespace: only TCP, which Landlock confines, is
+		// left. No IPC namespace: System V IPC would be shared with the
+		// host.
+		return ll, &seccomp.Config{DenyInet: res.Network.Mode != policy.NetOpen, DenySysVIPC: true}, err
+	case policy.BackendAuto, policy.BackendNone:
+	}
+	return nil, nil, nil
 }
 
 // chooseBackend resolves `auto` from a probe of the machine. A fallback is
