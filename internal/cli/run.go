@@ -88,7 +88,7 @@ func (o *RunOptions) flagLayer() (*policy.Layer, error) {
 		switch b {
 		case policy.BackendNone:
 			return nil, cliutil.FlagErrorf("--backend none is refused: turning the sandbox off must be written in a policy file (backend: none)")
-		case policy.BackendAuto, policy.BackendBwrap, policy.BackendLandlock:
+		case policy.BackendAuto, policy.BackendBwrap, policy.BackendLandlock, policy.BackendSeatbelt:
 		default:
 			return nil, cliutil.FlagErrorf("--backend: invalid value %q (want auto, bwrap, landlock or none)", o.Backend)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/internal/sandbox/bwrap"
 	"github.com/wardenhq/warden/internal/sandbox/hostrun"
 	"github.com/wardenhq/warden/internal/sandbox/landlock"
+	"github.com/wardenhq/warden/internal/sandbox/seatbelt"
 	"github.com/wardenhq/warden/internal/sandbox/seccomp"
 )
 
@@ -101,7 +102,7 @@ func Layers(res *policy.Resolved, backend policy.Backend) (*landlock.Ruleset, *s
 		// left. No IPC namespace: System V IPC would be shared with the
 		// host.
 		return ll, &seccomp.Config{DenyInet: res.Network.Mode != policy.NetOpen, DenySysVIPC: true}, err
-	case policy.BackendAuto, policy.BackendNone:
+	case policy.BackendAuto, policy.BackendNone, policy.BackendSeatbelt:
 	}
 	return nil, nil, nil
 }
@@ -110,7 +111,7 @@ func Layers(res *policy.Resolved, backend policy.Backend) (*landlock.Ruleset, *s
 // never silent: it comes with a notice.
 func chooseBackend(res *policy.Resolved) (policy.Backend, string, error) {
 	switch res.Backend {
-	case policy.BackendBwrap, policy.BackendLandlock, policy.BackendNone:
+	case policy.BackendBwrap, policy.BackendLandlock, policy.BackendSeatbelt, policy.BackendNone:
 		return res.Backend, "", nil
 	case policy.BackendAuto:
 	}
@@ -121,6 +122,8 @@ func chooseBackend(res *policy.Resolved) (policy.Backend, string, error) {
 		return b, "", nil
 	case policy.BackendLandlock:
 		return b, "backend auto chose landlock: " + why + " (see warden doctor)", nil
+	case policy.BackendSeatbelt:
+		return b, "", nil
 	default:
 	}
 	reasons := []string{}
@@ -157,7 +160,7 @@ func (p *Plan) Run(ctx context.Context, io Streams) (int, error) {
 	if p.Resolved.Network.Mode == policy.NetFiltered {
 		dir, err := sandbox.RuntimeDir()
 		if err != nil {
-			return 125, &StartError{Err: err}
+			return 125, &sandbox.StartError{Err: err}
 		}
 		defer os.RemoveAll(dir)
 		p.Sandbox.RuntimeDir = dir
@@ -167,7 +170,7 @@ func (p *Plan) Run(ctx context.Context, io Streams) (int, error) {
 		}
 		es, err := startEgress(p, logger)
 		if err != nil {
-			return 125, &StartError{Err: err}
+			return 125, &sandbox.StartError{Err: err}
 		}
 		defer es.close()
 	}
@@ -176,6 +179,11 @@ func (p *Plan) Run(ctx context.Context, io Streams) (int, error) {
 		return (&bwrap.Runner{Stdin: io.In, Stdout: io.Out, Stderr: io.Err}).Run(ctx, p.Sandbox)
 	case policy.BackendLandlock, policy.BackendNone:
 		return (&hostrun.Runner{Stdin: io.In, Stdout: io.Out, Stderr: io.Err}).Run(ctx, p.Sandbox)
+	case policy.BackendSeatbelt:
+		if p.Resolved.Network.Mode == policy.NetFiltered {
+			return 125, &sandbox.StartError{Err: errors.New("launch: network.mode filtered is not wired to the seatbelt backend yet")}
+		}
+		return (&seatbelt.Runner{Stdin: io.In, Stdout: io.Out, Stderr: io.Err}).Run(ctx, p.Sandbox)
 	case policy.BackendAuto:
 	}
 	return 125, errors.New("launch: no runner for backend " + string(p.Backend))
@@ -183,18 +191,6 @@ func (p *Plan) Run(ctx context.Context, io Streams) (int, error) {
 
 // StartFailed reports whether err means the target never started.
 func StartFailed(err error) bool {
-	if _, ok := errors.AsType[*bwrap.StartError](err); ok {
-		return true
-	}
-	if _, ok := errors.AsType[*StartError](err); ok {
-		return true
-	}
-	_, ok := errors.AsType[*hostrun.StartError](err)
+	_, ok := errors.AsType[*sandbox.StartError](err)
 	return ok
 }
-
-// StartError is a launcher failure before the target started.
-type StartError struct{ Err error }
-
-func (e *StartError) Error() string { return "sandbox failed to start: " + e.Err.Error() }
-func (e *StartError) Unwrap() error { return e.Err }

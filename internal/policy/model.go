@@ -41,6 +41,7 @@ const (
 	BackendAuto     Backend = "auto"
 	BackendBwrap    Backend = "bwrap"
 	BackendLandlock Backend = "landlock"
+	BackendSeatbelt Backend = "seatbelt"
 	BackendNone     Backend = "none"
 )
 

@@ -119,8 +119,8 @@ func checkLayer(file string, n located, l *Layer, prefix string) ParseErrors {
 	if l.Mode != nil && !slices.Contains([]Mode{ModeSandbox, ModeRX, ModeRWX}, *l.Mode) {
 		bad("mode", fmt.Sprintf("invalid value %q (want sandbox, rx or rwx)", *l.Mode))
 	}
-	if l.Backend != nil && !slices.Contains([]Backend{BackendAuto, BackendBwrap, BackendLandlock, BackendNone}, *l.Backend) {
-		bad("backend", fmt.Sprintf("invalid value %q (want auto, bwrap, landlock or none)", *l.Backend))
+	if l.Backend != nil && !slices.Contains([]Backend{BackendAuto, BackendBwrap, BackendLandlock, BackendSeatbelt, BackendNone}, *l.Backend) {
+		bad("backend", fmt.Sprintf("invalid value %q (want auto, bwrap, landlock, seatbelt or none)", *l.Backend))
 	}
 	if l.Landlock != nil && *l.Landlock != LayerRequired && *l.Landlock != LayerBestEffort {
 		bad("landlock", fmt.Sprintf("invalid value %q (want required or best-effort)", *l.Landlock))

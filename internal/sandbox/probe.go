@@ -39,7 +39,7 @@ func (p *Probe) Auto() (policy.Backend, string) {
 		}
 		return policy.BackendLandlock, why + "; Landlock ABI " + itoa(p.LandlockABI) + " and seccomp enforce the policy without namespaces"
 	case p.Seatbelt.Usable:
-		return "seatbelt", "macOS Seatbelt"
+		return policy.BackendSeatbelt, "macOS Seatbelt"
 	}
 	return "", "no sandbox mechanism is usable here"
 }

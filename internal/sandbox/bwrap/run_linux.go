@@ -24,12 +24,6 @@ import (
 	"github.com/wardenhq/warden/internal/sandbox"
 )
 
-// StartError means the sandbox could not be set up; the target never ran.
-type StartError struct{ Err error }
-
-func (e *StartError) Error() string { return "sandbox failed to start: " + e.Err.Error() }
-func (e *StartError) Unwrap() error { return e.Err }
-
 // Runner launches compiled specs with the system bubblewrap.
 type Runner struct {
 	// Bwrap is the bubblewrap binary; empty means look it up.
@@ -176,29 +170,29 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 	if bw == "" {
 		var err error
 		if bw, err = FindBwrap(); err != nil {
-			return 125, &StartError{Err: err}
+			return 125, &sandbox.StartError{Err: err}
 		}
 	}
 	sess, err := Prepare(s)
 	if err != nil {
-		return 125, &StartError{Err: err}
+		return 125, &sandbox.StartError{Err: err}
 	}
 	defer sess.Close()
 
 	// fd 3: configuration for the child; fd 4: bubblewrap's status.
 	args, err := Compile(s, Options{StatusFD: 4})
 	if err != nil {
-		return 125, &StartError{Err: err}
+		return 125, &sandbox.StartError{Err: err}
 	}
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
-		return 125, &StartError{Err: err}
+		return 125, &sandbox.StartError{Err: err}
 	}
 	defer cfgR.Close()
 	stR, stW, err := os.Pipe()
 	if err != nil {
 		cfgW.Close()
-		return 125, &StartError{Err: err}
+		return 125, &sandbox.StartError{Err: err}
 	}
 	defer stR.Close()
 
@@ -206,7 +200,7 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 	// (and with it, through --die-with-parent, the whole sandbox).
 	cmd := exec.Command(bw, args...) //nolint:gosec,noctx // G204: bwrap path is ours, args are compiled; noctx: see above
 	cmd.Env = []string{}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = orStd(rn.Stdin, os.Stdin), orStdW(rn.Stdout, os.Stdout), orStdW(rn.Stderr, os.Stderr)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = sandbox.Stdin(rn.Stdin), sandbox.Stdout(rn.Stdout), sandbox.Stderr(rn.Stderr)
 	cmd.ExtraFiles = []*os.File{cfgR, stW}
 	// bubblewrap gets its own process group: terminal signals reach warden,
 	// which forwards them to the sandbox's PID 1.
@@ -219,7 +213,7 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 	if err := cmd.Start(); err != nil {
 		cfgW.Close()
 		stW.Close()
-		return 125, &StartError{Err: fmt.Errorf("start bwrap: %w", err)}
+		return 125, &sandbox.StartError{Err: fmt.Errorf("start bwrap: %w", err)}
 	}
 	stW.Close()
 	cfgR.Close()
@@ -279,30 +273,16 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 			}
 			var ee *exec.ExitError
 			if err != nil && !errors.As(err, &ee) {
-				return 125, &StartError{Err: err}
+				return 125, &sandbox.StartError{Err: err}
 			}
 			code := cmd.ProcessState.ExitCode()
 			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				code = 128 + int(ws.Signal())
 			}
 			if childPID == 0 {
-				return 125, &StartError{Err: fmt.Errorf("bubblewrap exited with status %d before the sandbox started (its message is above)", code)}
+				return 125, &sandbox.StartError{Err: fmt.Errorf("bubblewrap exited with status %d before the sandbox started (its message is above)", code)}
 			}
 			return code, nil
 		}
 	}
-}
-
-func orStd(r io.Reader, def *os.File) io.Reader {
-	if r == nil {
-		return def
-	}
-	return r
-}
-
-func orStdW(w io.Writer, def *os.File) io.Writer {
-	if w == nil {
-		return def
-	}
-	return w
 }

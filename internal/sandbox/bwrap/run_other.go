@@ -11,12 +11,6 @@ import (
 	"github.com/wardenhq/warden/internal/sandbox"
 )
 
-// StartError means the sandbox could not be set up; the target never ran.
-type StartError struct{ Err error }
-
-func (e *StartError) Error() string { return "sandbox failed to start: " + e.Err.Error() }
-func (e *StartError) Unwrap() error { return e.Err }
-
 // Runner is only available on Linux.
 type Runner struct {
 	Bwrap  string
@@ -33,5 +27,5 @@ func FindBwrap() (string, error) {
 
 // Run fails: bubblewrap is Linux-only.
 func (rn *Runner) Run(context.Context, *sandbox.Spec) (int, error) {
-	return 125, &StartError{Err: errors.New("bwrap: bubblewrap is only available on Linux")}
+	return 125, &sandbox.StartError{Err: errors.New("bwrap: bubblewrap is only available on Linux")}
 }

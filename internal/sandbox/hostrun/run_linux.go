@@ -21,12 +21,6 @@ import (
 	"github.com/wardenhq/warden/internal/sandbox/landlock"
 )
 
-// StartError means the target never started.
-type StartError struct{ Err error }
-
-func (e *StartError) Error() string { return "sandbox failed to start: " + e.Err.Error() }
-func (e *StartError) Unwrap() error { return e.Err }
-
 // Runner starts `warden __child exec` directly on the host.
 type Runner struct {
 	Stdin  io.Reader
@@ -42,14 +36,14 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 	if dir == "" {
 		d, err := sandbox.RuntimeDir()
 		if err != nil {
-			return 125, &StartError{Err: err}
+			return 125, &sandbox.StartError{Err: err}
 		}
 		defer os.RemoveAll(d)
 		dir = d
 	}
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
-		return 125, &StartError{Err: err}
+		return 125, &sandbox.StartError{Err: err}
 	}
 	// Without a mount namespace, the real $HOME cannot be swapped for an
 	// empty one, so the target gets a private, throw-away $HOME inside its
@@ -57,7 +51,7 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 	// unreadable one (EACCES).
 	home := filepath.Join(tmp, "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
-		return 125, &StartError{Err: err}
+		return 125, &sandbox.StartError{Err: err}
 	}
 	env := make([]string, 0, len(s.Policy.Env))
 	for _, kv := range sandbox.MergeEnv(s.Policy.Env, s.Env) {
@@ -71,7 +65,7 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 		// The fresh scratch dir is the private TMPDIR's "scratch".
 		cc.Dir = filepath.Join(tmp, "scratch")
 		if err := os.Mkdir(cc.Dir, 0o700); err != nil {
-			return 125, &StartError{Err: err}
+			return 125, &sandbox.StartError{Err: err}
 		}
 	}
 	if s.Landlock != nil {
@@ -82,13 +76,13 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
-		return 125, &StartError{Err: err}
+		return 125, &sandbox.StartError{Err: err}
 	}
 	defer cfgR.Close()
 	cmd := exec.Command(s.Self, "__child", "exec") //nolint:gosec,noctx // G204: our own binary; the context is handled below by signalling the session
 	cmd.Env = []string{}
 	cmd.Dir = cc.Dir
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = or(rn.Stdin, os.Stdin), orW(rn.Stdout, os.Stdout), orW(rn.Stderr, os.Stderr)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = sandbox.Stdin(rn.Stdin), sandbox.Stdout(rn.Stdout), sandbox.Stderr(rn.Stderr)
 	cmd.ExtraFiles = []*os.File{cfgR}
 	// A new session: no controlling terminal to inject keystrokes into
 	// (the seccomp filter also refuses TIOCSTI), and one group to end.
@@ -99,7 +93,7 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		cfgW.Close()
-		return 125, &StartError{Err: fmt.Errorf("start: %w", err)}
+		return 125, &sandbox.StartError{Err: fmt.Errorf("start: %w", err)}
 	}
 	cfgR.Close()
 	go func() {
@@ -120,7 +114,7 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 			_ = unix.Kill(-pid, unix.SIGKILL)
 			var ee *exec.ExitError
 			if err != nil && !errors.As(err, &ee) {
-				return 125, &StartError{Err: err}
+				return 125, &sandbox.StartError{Err: err}
 			}
 			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				return 128 + int(ws.Signal()), nil
@@ -128,18 +122,4 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 			return cmd.ProcessState.ExitCode(), nil
 		}
 	}
-}
-
-func or(r io.Reader, def *os.File) io.Reader {
-	if r == nil {
-		return def
-	}
-	return r
-}
-
-func orW(w io.Writer, def *os.File) io.Writer {
-	if w == nil {
-		return def
-	}
-	return w
 }

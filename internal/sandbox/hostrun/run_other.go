@@ -10,12 +10,6 @@ import (
 	"github.com/wardenhq/warden/internal/sandbox"
 )
 
-// StartError means the target never started.
-type StartError struct{ Err error }
-
-func (e *StartError) Error() string { return "sandbox failed to start: " + e.Err.Error() }
-func (e *StartError) Unwrap() error { return e.Err }
-
 // Runner is Linux-only.
 type Runner struct {
 	Stdin  io.Reader
@@ -25,5 +19,5 @@ type Runner struct {
 
 // Run fails outside Linux.
 func (rn *Runner) Run(context.Context, *sandbox.Spec) (int, error) {
-	return 125, &StartError{Err: errors.New("hostrun: the landlock and none backends are Linux-only")}
+	return 125, &sandbox.StartError{Err: errors.New("hostrun: the landlock and none backends are Linux-only")}
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -24,7 +23,7 @@ import (
 )
 
 // Run launches s under sandbox-exec and returns the target's exit code
-// (128+N when a signal ended it). A *StartError means the target never
+// (128+N when a signal ended it). A *sandbox.StartError means the target never
 // started (exit 125 by convention).
 //
 // There is no re-exec'd child stage on macOS yet: sandbox-exec applies
@@ -35,17 +34,17 @@ import (
 // SIGWINCH to the target's process group instead.
 func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 	if s == nil || s.Policy == nil {
-		return 125, &StartError{Err: errors.New("seatbelt: no policy")}
+		return 125, &sandbox.StartError{Err: errors.New("seatbelt: no policy")}
 	}
 	if len(s.Argv) == 0 {
-		return 125, &StartError{Err: errors.New("seatbelt: no command")}
+		return 125, &sandbox.StartError{Err: errors.New("seatbelt: no command")}
 	}
 	log := rn.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if fi, err := os.Stat(SandboxExec); err != nil || fi.Mode()&0o111 == 0 {
-		return 125, &StartError{Err: fmt.Errorf("seatbelt: %s is missing or not executable", SandboxExec)}
+		return 125, &sandbox.StartError{Err: fmt.Errorf("seatbelt: %s is missing or not executable", SandboxExec)}
 	}
 	if s.Policy.Limits != (policy.Limits{}) {
 		log.WarnContext(ctx, "resource limits are not enforced by the seatbelt backend yet", "limits", s.Policy.Limits)
@@ -53,25 +52,25 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 
 	tmp, err := sessionTmp()
 	if err != nil {
-		return 125, &StartError{Err: err}
+		return 125, &sandbox.StartError{Err: err}
 	}
 	defer os.RemoveAll(tmp) // RemoveAll does not follow symlinks the agent left
 
-	stdin, stdout, stderr := orStd(rn.Stdin, os.Stdin), orStdW(rn.Stdout, os.Stdout), orStdW(rn.Stderr, os.Stderr)
+	stdin, stdout, stderr := sandbox.Stdin(rn.Stdin), sandbox.Stdout(rn.Stdout), sandbox.Stderr(rn.Stderr)
 	opt := Options{ProxyPort: rn.ProxyPort, FacadeSocket: rn.FacadeSocket, TmpDir: tmp, TTY: terminal(stdin, stdout, stderr)}
 	prof, err := Compile(s, opt)
 	if err != nil {
-		return 125, &StartError{Err: err}
+		return 125, &sandbox.StartError{Err: err}
 	}
 	if err := preflight(ctx, prof); err != nil {
-		return 125, &StartError{Err: err}
+		return 125, &sandbox.StartError{Err: err}
 	}
 
 	dir := s.Policy.Workdir
 	if s.Policy.Scratch {
 		dir = filepath.Join(tmp, "scratch")
 		if err := os.Mkdir(dir, 0o700); err != nil {
-			return 125, &StartError{Err: fmt.Errorf("seatbelt: scratch dir: %w", err)}
+			return 125, &sandbox.StartError{Err: fmt.Errorf("seatbelt: scratch dir: %w", err)}
 		}
 	}
 	if code, err := lookTarget(s.Argv[0], s.Policy.Env, dir); err != nil {
@@ -93,7 +92,7 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 	defer signal.Stop(sigs)
 
 	if err := cmd.Start(); err != nil {
-		return 125, &StartError{Err: fmt.Errorf("seatbelt: start sandbox-exec: %w", err)}
+		return 125, &sandbox.StartError{Err: fmt.Errorf("seatbelt: start sandbox-exec: %w", err)}
 	}
 	pid := cmd.Process.Pid
 	done := make(chan error, 1)
@@ -113,7 +112,7 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 		case err := <-done:
 			var ee *exec.ExitError
 			if err != nil && !errors.As(err, &ee) {
-				return 125, &StartError{Err: err}
+				return 125, &sandbox.StartError{Err: err}
 			}
 			code := cmd.ProcessState.ExitCode()
 			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -237,18 +236,4 @@ func setEnv(env []string, key, value string) []string {
 		}
 	}
 	return append(out, key+"="+value)
-}
-
-func orStd(r io.Reader, def *os.File) io.Reader {
-	if r == nil {
-		return def
-	}
-	return r
-}
-
-func orStdW(w io.Writer, def *os.File) io.Writer {
-	if w == nil {
-		return def
-	}
-	return w
 }

@@ -11,5 +11,5 @@ import (
 
 // Run fails: Seatbelt exists only on macOS.
 func (rn *Runner) Run(context.Context, *sandbox.Spec) (int, error) {
-	return 125, &StartError{Err: errors.New("seatbelt: sandbox-exec is only available on macOS")}
+	return 125, &sandbox.StartError{Err: errors.New("seatbelt: sandbox-exec is only available on macOS")}
 }
