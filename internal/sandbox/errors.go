@@ -12,7 +12,7 @@ type StartError struct{ Err error }
 func (e *StartError) Error() string { return "sandbox failed to start: " + e.Err.Error() }
 func (e *StartError) Unwrap() error { return e.Err }
 
-// Stdin, Stdout and Stderr return the stream given, or the process's own.
+// Stdin returns r, or os.Stdin when r is nil.
 func Stdin(r io.Reader) io.Reader {
 	if r == nil {
 		return os.Stdin
