@@ -95,13 +95,13 @@ func Layers(res *policy.Resolved, backend policy.Backend) (*landlock.Ruleset, *s
 		ll, err := landlock.Compile(res, landlock.Options{InSandbox: true, SelfPath: sandbox.InnerSelf, ScratchPath: sandbox.InnerScratch})
 		// The network and IPC namespaces already confine UDP, raw
 		// sockets and System V IPC.
-		return ll, &seccomp.Config{}, err
+		return ll, &seccomp.Config{AllowUnix: len(res.UnixSockets) > 0}, err
 	case policy.BackendLandlock:
 		ll, err := landlock.Compile(res, landlock.Options{})
 		// No network namespace: only TCP, which Landlock confines, is
 		// left. No IPC namespace: System V IPC would be shared with the
 		// host.
-		return ll, &seccomp.Config{DenyInet: res.Network.Mode != policy.NetOpen, DenySysVIPC: true}, err
+		return ll, &seccomp.Config{AllowUnix: len(res.UnixSockets) > 0, DenyInet: res.Network.Mode != policy.NetOpen, DenySysVIPC: true}, err
 	case policy.BackendAuto, policy.BackendNone, policy.BackendSeatbelt:
 	}
 	return nil, nil, nil

@@ -122,6 +122,7 @@ func (s *Spec) apply(l *Layer, src string) {
 	s.DenyPaths = s.union("deny_paths", s.DenyPaths, l.DenyPaths, src)
 	s.AllowHidden = s.union("allow_hidden", s.AllowHidden, l.AllowHidden, src)
 	s.Skills = s.union("skills", s.Skills, l.Skills, src)
+	s.UnixSockets = s.union("unix_sockets", s.UnixSockets, l.UnixSockets, src)
 	if l.Env != nil {
 		s.Env.Passthrough = s.union("env.passthrough", s.Env.Passthrough, l.Env.Passthrough, src)
 		if len(l.Env.Set) > 0 {

@@ -82,6 +82,10 @@ type Layer struct {
 	Limits         *LimitsLayer  `yaml:"limits,omitempty"`
 	Skills         []string      `yaml:"skills,omitempty"`
 	Tools          *ToolsLayer   `yaml:"tools,omitempty"`
+	// UnixSockets are Unix socket paths the sandbox may connect to (an
+	// escape hatch: docker.sock is root on the host). Creating AF_UNIX
+	// sockets is otherwise refused by seccomp.
+	UnixSockets []string `yaml:"unix_sockets,omitempty"`
 }
 
 // EnvLayer controls the sandbox environment.
@@ -187,6 +191,7 @@ type Spec struct {
 	Limits         Limits
 	Skills         []string
 	ToolsDeny      []string
+	UnixSockets    []string
 
 	// Sources maps a dotted field name to the layers that set it, in order.
 	Sources map[string][]string

@@ -189,6 +189,11 @@ func checkLayer(file string, n located, l *Layer, prefix string) ParseErrors {
 			}
 		}
 	}
+	for _, p := range l.UnixSockets {
+		if msg := checkPathSyntax(p); msg != "" {
+			bad("unix_sockets", msg)
+		}
+	}
 	for _, s := range l.Skills {
 		if s != "all" && !validName(s) {
 			bad("skills", fmt.Sprintf("invalid skill name %q", s))

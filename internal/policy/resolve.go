@@ -79,6 +79,9 @@ type Resolved struct {
 	Network  NetworkSpec `json:"network"`
 	Limits   Limits      `json:"limits"`
 	Skills   []string    `json:"skills,omitempty"`
+	// UnixSockets are existing sockets the sandbox may connect to; with
+	// any, seccomp lets it create AF_UNIX sockets.
+	UnixSockets []Grant  `json:"unix_sockets,omitempty"`
 	Warnings []string    `json:"warnings,omitempty"`
 	Skipped  []Grant     `json:"skipped,omitempty"`
 }
@@ -239,6 +242,19 @@ func (r *resolver) run() error {
 		if t, ok := r.resolvePath("/etc/resolv.conf"); ok && !r.visible(t) {
 			r.addOrSkip(&out.Read, Grant{Path: t, Exists: true, Rule: "network open: resolver configuration"})
 		}
+	}
+	for _, p := range r.spec.UnixSockets {
+		g, err := r.grant(p, "unix_sockets")
+		if err != nil {
+			return err
+		}
+		if !g.Exists {
+			return &ValidationError{Field: "unix_sockets", Source: r.src("unix_sockets"), Msg: fmt.Sprintf("%s does not exist", g.Path)}
+		}
+		if fi, err := r.h.Lstat(g.Path); err == nil && fi.Mode()&fs.ModeSocket == 0 {
+			return &ValidationError{Field: "unix_sockets", Source: r.src("unix_sockets"), Msg: fmt.Sprintf("%s is not a socket", g.Path)}
+		}
+		out.UnixSockets = append(out.UnixSockets, g)
 	}
 	if err := r.git(); err != nil {
 		return err

@@ -152,6 +152,9 @@ func Compile(s *sandbox.Spec, opt Options) ([]string, error) {
 		add(opTmpfs, sandbox.InnerScratch, "")
 	}
 	add(opSelf, sandbox.InnerSelf, s.Self)
+	for _, g := range p.UnixSockets {
+		add(opSelf, g.Path, g.Path) // a read-only bind does not stop connect(2); that is the point
+	}
 	for _, b := range s.Binds {
 		if b.RW {
 			add(opRW, b.Dst, b.Src)

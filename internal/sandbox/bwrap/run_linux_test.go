@@ -281,3 +281,55 @@ func TestRunStartInScratch(t *testing.T) {
 		t.Errorf("scratch\n%s", r)
 	}
 }
+
+// TestRunUnixSockets: Unix sockets are refused unless the policy names one
+// (threat C1), and then only that one is reachable.
+func TestRunUnixSockets(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	dir := t.TempDir()
+	allowed, other := filepath.Join(dir, "allowed.sock"), filepath.Join(dir, "other.sock")
+	for _, p := range []string{allowed, other} {
+		l, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+	}
+	e.Expect(e.ProbeRun(nil, "unix", allowed), "err EPERM")
+	pol := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(pol, []byte("version: 1\nunix_sockets: ["+allowed+"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Expect(e.ProbeRun([]string{"--policy", pol}, "unix", allowed), "ok")
+	e.Expect(e.ProbeRun([]string{"--policy", pol}, "unix", other), "err ENOENT")
+	r := e.Run([]string{"--policy", pol, "--backend", "landlock"}, "true")
+	if r.Code != 125 || !strings.Contains(r.Stderr, "unix_sockets") {
+		t.Errorf("landlock backend must refuse unix_sockets\n%s", r)
+	}
+}
+
+// TestRunLimits: the policy's limits are the target's rlimits.
+func TestRunLimits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	pol := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(pol, []byte("version: 1\nlimits: {open_files: 64, file_size: 1M, cpu_seconds: 30}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, backend := range []string{"bwrap", "landlock"} {
+		r := e.Run([]string{"--policy", pol, "--backend", backend}, "sh", "-c", "ulimit -n; ulimit -f; ulimit -t; head -c 2000000 /dev/zero > \"$TMPDIR/big\"; echo $?; wc -c < \"$TMPDIR/big\"")
+		if got := strings.Fields(r.Stdout); len(got) < 5 || got[0] != "64" || got[1] != "2048" || got[2] != "30" || got[3] == "0" || got[4] != "1048576" {
+			t.Errorf("%s: limits not applied: %q\n%s", backend, got, r)
+		}
+	}
+}

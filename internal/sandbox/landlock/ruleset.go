@@ -131,6 +131,15 @@ func Compile(p *policy.Resolved, opt Options) (*Ruleset, error) {
 	for _, g := range p.WriteFiles {
 		add(g.Path, RWFile, false, g.Rule)
 	}
+	if len(p.UnixSockets) > 0 && !opt.InSandbox {
+		// Without a mount namespace the socket family would be open to
+		// every socket on the host: Landlock restricts connect(2) to
+		// pathname sockets only from ABI 9.
+		return nil, &policy.ValidationError{Field: "unix_sockets", Msg: "needs the bwrap backend: without a mount namespace, allowing one Unix socket would allow them all (Landlock confines connect(2) only from ABI 9)"}
+	}
+	for _, g := range p.UnixSockets {
+		add(g.Path, RWFile, false, "unix_sockets")
+	}
 	if opt.InSandbox {
 		add("/tmp", RW, false, "private /tmp")
 		add("/var/tmp", RW, false, "private /var/tmp")
