@@ -75,15 +75,15 @@ type Resolved struct {
 	// (Landlock cannot subtract).
 	Listings map[string][]Grant `json:"-"`
 
-	Env      []string    `json:"env"`
-	Network  NetworkSpec `json:"network"`
-	Limits   Limits      `json:"limits"`
-	Skills   []string    `json:"skills,omitempty"`
+	Env     []string    `json:"env"`
+	Network NetworkSpec `json:"network"`
+	Limits  Limits      `json:"limits"`
+	Skills  []string    `json:"skills,omitempty"`
 	// UnixSockets are existing sockets the sandbox may connect to; with
 	// any, seccomp lets it create AF_UNIX sockets.
 	UnixSockets []Grant  `json:"unix_sockets,omitempty"`
-	Warnings []string    `json:"warnings,omitempty"`
-	Skipped  []Grant     `json:"skipped,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"`
+	Skipped     []Grant  `json:"skipped,omitempty"`
 }
 
 // ResolveOptions tune Resolve.
