@@ -19,7 +19,42 @@ import (
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/sandbox/landlock"
+	"github.com/wardenhq/warden/internal/secrets"
+	"github.com/wardenhq/warden/internal/secrets/keychain"
 )
+
+// CredentialScope is the secret-store scope of network.credentials.
+const CredentialScope = "net"
+
+// addCredentials reads each credential's secret from warden's secret store
+// and gives the proxy a fresh random placeholder for it; only the
+// placeholder enters the sandbox (in the credential's variable).
+func addCredentials(cfg *egress.Config, creds []policy.Credential, sb *sandbox.Spec) error {
+	if len(creds) == 0 {
+		return nil
+	}
+	o, err := keychain.Open(keychain.Config{})
+	if err != nil {
+		return fmt.Errorf("launch: network.credentials: %w", err)
+	}
+	svc := secrets.ServiceForSkill(CredentialScope)
+	for _, c := range creds {
+		s, err := o.Get(svc, c.Secret)
+		if err != nil {
+			return fmt.Errorf("launch: network.credentials for %s: secret %s/%s: %w (store it with: warden secret set %s %s)", c.Host, CredentialScope, c.Secret, err, CredentialScope, c.Secret)
+		}
+		ph := make([]byte, 16)
+		if _, err := rand.Read(ph); err != nil {
+			return fmt.Errorf("launch: placeholder: %w", err)
+		}
+		placeholder := "warden-placeholder-" + hex.EncodeToString(ph)
+		cfg.Credentials = append(cfg.Credentials, egress.Credential{Host: c.Host, Header: c.Header, Value: s.RevealString, Basic: c.Basic, Placeholder: placeholder})
+		if c.Env != "" {
+			sb.Env = append(sb.Env, c.Env+"="+placeholder)
+		}
+	}
+	return nil
+}
 
 // StateDir is warden's host-only state directory ($XDG_STATE_HOME/warden
 // or ~/.local/state/warden), never visible inside a sandbox.
@@ -93,6 +128,10 @@ func startEgress(p *Plan, logger *slog.Logger) (*egressSession, error) {
 	cfg.Audit = af
 	es := &egressSession{audit: af, done: make(chan error, 1)}
 	sb := p.Sandbox
+	if err := addCredentials(&cfg, p.Resolved.Network.Credentials, sb); err != nil {
+		af.Close()
+		return nil, err
+	}
 
 	hosts, err := egress.InterceptHosts(cfg)
 	if err != nil {

@@ -146,6 +146,15 @@ func (s *Spec) apply(l *Layer, src string) {
 			maps.Copy(s.Network.Hosts, n.Hosts)
 			s.note("network.hosts", src)
 		}
+		for _, c := range n.Credentials {
+			i := slices.IndexFunc(s.Network.Credentials, func(o Credential) bool { return o.Host == c.Host && o.Header == c.Header })
+			if i >= 0 {
+				s.Network.Credentials[i] = c
+			} else {
+				s.Network.Credentials = append(s.Network.Credentials, c)
+			}
+			s.note("network.credentials", src)
+		}
 		if n.OnUnavailable != nil {
 			s.Network.OnUnavailable = *n.OnUnavailable
 			s.note("network.on_unavailable", src)

@@ -103,6 +103,19 @@ type NetworkLayer struct {
 	AllowPrivateDestinations *bool             `yaml:"allow_private_destinations,omitempty"`
 	Hosts                    map[string]string `yaml:"hosts,omitempty"`
 	OnUnavailable            *string           `yaml:"on_unavailable,omitempty"`
+	Credentials              []Credential      `yaml:"credentials,omitempty"`
+}
+
+// Credential is a secret from warden's secret store that the egress proxy
+// attaches to requests to Host, after TLS interception. The sandbox only
+// ever sees a placeholder (in the variable Env, when set); requests that
+// carry the placeholder to any other host are refused.
+type Credential struct {
+	Host   string `yaml:"host" json:"host"`
+	Header string `yaml:"header,omitempty" json:"header,omitempty"` // default Authorization (Bearer)
+	Secret string `yaml:"secret" json:"secret"`                     // name in scope "net": warden secret set net NAME
+	Env    string `yaml:"env,omitempty" json:"env,omitempty"`       // variable holding the placeholder in the sandbox
+	Basic  bool   `yaml:"basic,omitempty" json:"basic,omitempty"`   // Authorization: Basic base64(secret)
 }
 
 // LimitsLayer holds process resource limits. Zero means unlimited.
@@ -212,6 +225,7 @@ type NetworkSpec struct {
 	AllowPrivate  bool
 	Hosts         map[string]string
 	OnUnavailable string
+	Credentials   []Credential
 }
 
 // Limits are process resource limits; zero means not limited.

@@ -164,6 +164,19 @@ func checkLayer(file string, n located, l *Layer, prefix string) ParseErrors {
 		if o := l.Network.OnUnavailable; o != nil && *o != "deny" && *o != "allow" {
 			errs = append(errs, &ParseError{File: file, Line: nn.lookup("on_unavailable").keyLine, Msg: prefix + fmt.Sprintf("network.on_unavailable: invalid value %q (want deny or allow)", *o)})
 		}
+		for _, c := range l.Network.Credentials {
+			cl := nn.lookup("credentials").keyLine
+			switch {
+			case strings.TrimSpace(c.Host) == "" || strings.ContainsAny(c.Host, "/@ \x00\r\n"):
+				errs = append(errs, &ParseError{File: file, Line: cl, Msg: prefix + fmt.Sprintf("network.credentials: invalid host %q", c.Host)})
+			case !validSecretName(c.Secret):
+				errs = append(errs, &ParseError{File: file, Line: cl, Msg: prefix + fmt.Sprintf("network.credentials: secret %q must be a name like anthropic-api-key", c.Secret)})
+			case c.Env != "" && !validEnvName(c.Env):
+				errs = append(errs, &ParseError{File: file, Line: cl, Msg: prefix + fmt.Sprintf("network.credentials: invalid variable name %q", c.Env)})
+			case c.Header != "" && strings.ContainsAny(c.Header, ": \r\n\x00"):
+				errs = append(errs, &ParseError{File: file, Line: cl, Msg: prefix + fmt.Sprintf("network.credentials: invalid header %q", c.Header)})
+			}
+		}
 		for _, key := range []string{"allow", "deny", "rules"} {
 			var list []string
 			switch key {
@@ -237,6 +250,20 @@ func validEnvName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// validSecretName: 1–128 of letters, digits, '-', '_' and '.'.
+func validSecretName(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
 			return false
 		}
 	}

@@ -152,6 +152,17 @@ func (r *resolver) validate(opt ResolveOptions) error {
 			}
 		}
 	}
+	for _, c := range r.spec.Network.Credentials {
+		if c.Env == "" {
+			continue
+		}
+		if bad, pat := DangerEnv(c.Env); bad {
+			return &ValidationError{Field: "network.credentials", Source: r.src("network.credentials"), Msg: fmt.Sprintf("%s is on the built-in danger blocklist (%s)", c.Env, pat)}
+		}
+	}
+	if len(r.spec.Network.Credentials) > 0 && r.out.Network.Mode != NetFiltered {
+		return &ValidationError{Field: "network.credentials", Source: r.src("network.credentials"), Msg: "credentials are injected by the egress proxy, which needs network.mode: filtered"}
+	}
 	for _, k := range sortedKeys(r.spec.Env.Set) {
 		if bad, pat := DangerEnv(k); bad {
 			return &ValidationError{Field: "env.set." + k, Source: r.src("env.set"), Msg: fmt.Sprintf("%s is on the built-in danger blocklist (%s), which always wins", k, pat)}

@@ -43,6 +43,14 @@ func newUpstreams(t *testing.T) *upstreams {
 			http.Error(w, "proxy credentials leaked upstream", http.StatusTeapot)
 			return
 		}
+		if r.URL.Path == "/ok/cred" {
+			if r.Header.Get("X-Api-Key") == testSecret {
+				fmt.Fprint(w, "key-ok")
+			} else {
+				fmt.Fprintf(w, "key-bad (%d bytes)", len(r.Header.Get("X-Api-Key")))
+			}
+			return
+		}
 		fmt.Fprintf(w, "hello from %s %s", r.Method, r.URL.Path)
 	})
 	hs := httptest.NewServer(h)
@@ -171,4 +179,41 @@ func mustRead(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+const testSecret = "s3cr3t-value-4a7f"
+
+// TestEgressCredentials: a secret from warden's store is attached at egress
+// to the one host it is for; the sandbox holds only a placeholder, which is
+// refused on the way to any other host (threat E16).
+func TestEgressCredentials(t *testing.T) {
+	u := newUpstreams(t)
+	state := t.TempDir()
+	keyring := []string{"WARDEN_KEYRING_BACKEND=file", "WARDEN_KEYRING_PASSPHRASE=test passphrase", "XDG_STATE_HOME=" + state}
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			e := sandboxtest.NewEnv(t)
+			env := e.Environ(append([]string{"SSL_CERT_FILE=" + u.caFile}, keyring...)...)
+			set := sandboxtest.Run(t, e.Warden, sandboxtest.Cmd{Dir: e.Work, Env: env, Args: []string{"secret", "set", "net", "test-key"}, Stdin: testSecret + "\n"})
+			if set.Code != 0 || strings.Contains(set.Stdout+set.Stderr, testSecret) {
+				t.Fatalf("secret set\n%s", set)
+			}
+			pol := u.policy(t, "  credentials:\n    - {host: intercepted.test, header: X-Api-Key, secret: test-key, env: TEST_API_KEY}\n")
+			script := fmt.Sprintf(`curl -sS -H "X-Api-Key: $TEST_API_KEY" https://intercepted.test:%d/ok/cred; echo
+curl -sS -D - -o /dev/null -H "X-Api-Key: $TEST_API_KEY" http://allowed.test:%d/ | head -n 3
+echo "env=$TEST_API_KEY"
+grep -rl %s /proc/*/environ /proc/*/cmdline "$HOME" "${TMPDIR:-/tmp}" 2>/dev/null | head -n 3
+echo done`, u.httpsPort, u.httpPort, testSecret)
+			res := sandboxtest.Run(t, e.Warden, sandboxtest.Cmd{Dir: e.Work, Env: env, Args: []string{"run", "--backend", backend, "--policy", pol, "--", "sh", "-c", script}})
+			out := res.Stdout + res.Stderr
+			for _, w := range []string{"key-ok", "X-Warden-Deny: credential-scope", "env=warden-placeholder-", "done"} {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q\n%s", w, res)
+				}
+			}
+			if strings.Contains(out, testSecret) {
+				t.Errorf("the secret is visible inside the sandbox\n%s", res)
+			}
+		})
+	}
 }
