@@ -104,7 +104,7 @@ func readSecret(io *cliutil.IOStreams, fromFile, label string) ([]byte, error) {
 	case cliutil.IsTerminal(io.In):
 		fmt.Fprintf(io.ErrOut, "value for %s (not shown): ", label)
 		f, _ := io.In.(*os.File)
-		b, err = term.ReadPassword(int(f.Fd())) //nolint:gosec // G115: fds fit in int
+		b, err = term.ReadPassword(int(f.Fd()))
 		fmt.Fprintln(io.ErrOut)
 	default:
 		b, err = readAllLimited(io.In, 1<<20)

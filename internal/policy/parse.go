@@ -262,12 +262,15 @@ func validSecretName(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+		if !secretNameByte(s[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+func secretNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
 }
 
 // validEnvPattern: a variable name, optionally ending in '*' (a prefix).
