@@ -5,7 +5,7 @@ GOFILES  := $(shell find cmd internal examples -name '*.go' 2>/dev/null) go.mod 
 FUZZTIME ?= 30s
 LINT     := $(GO) tool -modfile=tools/lint/go.mod golangci-lint
 
-.PHONY: all build deps demo test test-short test-all test-escape test-unpriv e2e fuzz bench cross lint fmt tidy clean
+.PHONY: all build deps demo test test-short test-all test-escape test-unpriv test-keyring e2e fuzz bench cross lint fmt tidy clean
 
 all: build
 
@@ -33,6 +33,10 @@ test-short:
 ## test-escape: the adversarial suite against the real sandbox.
 test-escape:
 	$(GO) test -count=1 -run 'TestRun|TestEscape' -v ./internal/sandbox/... 2>&1 | tail -n 200
+
+## test-keyring: the keychain tests against a real gnome-keyring in a private D-Bus session.
+test-keyring:
+	@./scripts/test-keyring.sh
 
 ## test-unpriv: run the test suite as an unprivileged user (needs root to create the user).
 test-unpriv:
