@@ -26,6 +26,7 @@ type RunOptions struct {
 	Env        []string
 	Net        string
 	Explain    bool
+	Skills     []string
 	Argv       []string
 }
 
@@ -68,6 +69,7 @@ killed by signal N.`,
 	fl.StringArrayVar(&opts.Env, "env", nil, "pass environment variable `NAME` through (repeatable; NAME* for a prefix)")
 	fl.StringVar(&opts.Net, "net", "", "network: blocked, open or filtered")
 	fl.BoolVar(&opts.Explain, "explain", false, "print the resolved policy and the compiled sandbox, and run nothing")
+	fl.StringArrayVar(&opts.Skills, "skill", nil, "mount the registered skill `NAME` through the facade (repeatable; all for every one)")
 	return cmd
 }
 
@@ -122,6 +124,7 @@ func runRun(c *cobra.Command, o *RunOptions) error {
 	plan, err := launch.NewPlan(launch.Options{
 		Config: config.Options{PolicyFile: o.PolicyFile, Profile: o.Profile, Flags: flags},
 		Argv:   o.Argv,
+		Skills: o.Skills,
 	})
 	if err != nil {
 		return &cliutil.CodeError{Code: cliutil.ExitSandboxFailed, Err: err}

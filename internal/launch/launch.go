@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/wardenhq/warden/internal/config"
@@ -27,6 +28,9 @@ import (
 type Options struct {
 	Config config.Options
 	Argv   []string
+	// Skills are registered skills to mount (--skill), added to the
+	// policy's skills:; "all" mounts every registered skill.
+	Skills []string
 	Host   policy.Host // nil: the real machine
 	Logger *slog.Logger
 }
@@ -35,6 +39,8 @@ type Options struct {
 type Plan struct {
 	// Logger receives the session's components' logs.
 	Logger *slog.Logger
+	// Skills are the registered skills the session mounts.
+	Skills []string
 	// Notice is printed on every run when set (a fallback backend, or
 	// backend none).
 	Notice   string
@@ -84,7 +90,13 @@ func NewPlan(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, &PolicyError{Err: fmt.Errorf("backend %s cannot enforce this policy: %w", backend, err)}
 	}
-	return &Plan{Spec: spec, Resolved: res, Backend: backend, Sandbox: sb, Notice: notice, Logger: o.Logger}, nil
+	plan := &Plan{Spec: spec, Resolved: res, Backend: backend, Sandbox: sb, Notice: notice, Logger: o.Logger}
+	for _, s := range append(slices.Clone(res.Skills), o.Skills...) {
+		if !slices.Contains(plan.Skills, s) {
+			plan.Skills = append(plan.Skills, s)
+		}
+	}
+	return plan, nil
 }
 
 // Layers compiles the Landlock ruleset and picks the seccomp filter that
@@ -157,22 +169,31 @@ type Streams struct {
 
 // Run executes the plan and returns the target's exit code.
 func (p *Plan) Run(ctx context.Context, io Streams) (int, error) {
-	if p.Resolved.Network.Mode == policy.NetFiltered {
+	if p.Resolved.Network.Mode == policy.NetFiltered || len(p.Skills) > 0 {
 		dir, err := sandbox.RuntimeDir()
 		if err != nil {
 			return 125, &sandbox.StartError{Err: err}
 		}
 		defer os.RemoveAll(dir)
 		p.Sandbox.RuntimeDir = dir
-		logger := p.Logger
-		if logger == nil {
-			logger = slog.New(slog.DiscardHandler)
-		}
+	}
+	logger := p.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if p.Resolved.Network.Mode == policy.NetFiltered {
 		es, err := startEgress(p, logger)
 		if err != nil {
 			return 125, &sandbox.StartError{Err: err}
 		}
 		defer es.close()
+	}
+	if len(p.Skills) > 0 {
+		ss, err := startSkills(ctx, p, p.Skills, logger)
+		if err != nil {
+			return 125, &sandbox.StartError{Err: err}
+		}
+		defer ss.close()
 	}
 	switch p.Backend {
 	case policy.BackendBwrap:

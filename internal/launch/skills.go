@@ -1,0 +1,233 @@
+package launch
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/wardenhq/warden/internal/buildinfo"
+	"github.com/wardenhq/warden/internal/facade"
+	"github.com/wardenhq/warden/internal/policy"
+	"github.com/wardenhq/warden/internal/sandbox"
+	"github.com/wardenhq/warden/internal/sandbox/landlock"
+	"github.com/wardenhq/warden/internal/secrets"
+	"github.com/wardenhq/warden/internal/secrets/keychain"
+	"github.com/wardenhq/warden/internal/sidecar"
+	"github.com/wardenhq/warden/internal/skills"
+)
+
+// In-sandbox paths and port of the skills facade.
+const (
+	innerFacadeSocket      = "/run/warden/facade.sock"
+	innerFacadeTokenSocket = "/run/warden/facade-token.sock" //nolint:gosec // G101: a socket path, not a credential
+	innerFacadePort        = 3129
+)
+
+// OpenRegistry opens the skill registry in warden's state dir.
+func OpenRegistry() (*skills.Registry, error) {
+	d, err := StateDir()
+	if err != nil {
+		return nil, err
+	}
+	return skills.New(skills.Config{StateDir: d, Getenv: os.Getenv})
+}
+
+// skillSession is the facade and the sidecars of one session.
+type skillSession struct {
+	fac *facade.Facade
+	sup *sidecar.Supervisor
+}
+
+func (ss *skillSession) close() {
+	if ss.sup != nil {
+		_ = ss.sup.Close()
+	}
+	if ss.fac != nil {
+		_ = ss.fac.Close()
+	}
+}
+
+// baseSidecarEnv are host variables every sidecar gets.
+var baseSidecarEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ"}
+
+// startSkills resolves the approved skills named, starts their sidecars
+// (in parallel, health polled from the first millisecond), and serves the
+// facade on two sockets bound into the sandbox: a trusted one (peer uid
+// checked) for WARDEN_SOCKET and a token-gated one that PID 1 relays a
+// loopback port to.
+func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logger) (*skillSession, error) {
+	if p.Backend != policy.BackendBwrap {
+		return nil, &PolicyError{Err: errors.New("skills: the facade needs the bwrap backend (a mount namespace to bind its socket into)")}
+	}
+	reg, err := OpenRegistry()
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(names, "all") {
+		entries, err := reg.List()
+		if err != nil {
+			return nil, err
+		}
+		names = nil
+		for _, e := range entries {
+			names = append(names, e.Name)
+		}
+	}
+	var approved []skills.Approved
+	for _, n := range names {
+		a, err := reg.Resolve(n)
+		if err != nil {
+			return nil, &PolicyError{Err: fmt.Errorf("skill %s: %w", n, err)}
+		}
+		approved = append(approved, a)
+	}
+	store, err := keychain.Open(keychain.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("skills: secrets: %w", err)
+	}
+	tok := make([]byte, 32)
+	if _, err := rand.Read(tok); err != nil {
+		return nil, err
+	}
+	token := hex.EncodeToString(tok)
+	fac, err := facade.New(facade.Config{Token: token, Version: buildinfo.String(), Port: innerFacadePort, Logger: logger.With("component", "facade")})
+	if err != nil {
+		return nil, err
+	}
+	ss := &skillSession{fac: fac}
+	logDir := filepath.Join(p.Sandbox.RuntimeDir, "logs")
+	if err := os.Mkdir(logDir, 0o700); err != nil {
+		ss.close()
+		return nil, err
+	}
+	var specs []sidecar.Spec
+	var mounts []string
+	for _, a := range approved {
+		mounts = append(mounts, a.Mount)
+		md, _ := os.ReadFile(filepath.Join(a.SnapshotDir, "SKILL.md"))
+		sc := a.Manifest.Sidecar
+		if sc == nil {
+			_ = fac.SetRoute(facade.Route{Mount: a.Mount, Name: a.Name, Mode: facade.ModeBroken, SkillMD: md, Message: "this skill has no sidecar"})
+			continue
+		}
+		env, missing, err := sidecarEnv(a, store)
+		if err != nil {
+			ss.close()
+			return nil, err
+		}
+		if len(missing) > 0 {
+			_ = fac.SetRoute(facade.Route{Mount: a.Mount, Name: a.Name, Mode: facade.ModePending, SkillMD: md, Missing: missing})
+			continue
+		}
+		_ = fac.SetRoute(facade.Route{Mount: a.Mount, Name: a.Name, Mode: facade.ModeDown, SkillMD: md, Message: "starting"})
+		argv := sc.ExpandCommand(func(k string) (string, bool) { v, ok := a.Config[k]; return v, ok })
+		if len(argv) > 0 && !filepath.IsAbs(argv[0]) && strings.Contains(argv[0], "/") {
+			argv[0] = filepath.Join(a.SnapshotDir, argv[0])
+		}
+		specs = append(specs, sidecar.Spec{
+			Name: a.Name, Command: argv, Dir: a.SnapshotDir, Env: env,
+			HealthPath: sc.Health.Path, LogDir: logDir,
+		})
+	}
+	routes := map[string]skills.Approved{}
+	for _, a := range approved {
+		routes[a.Name] = a
+	}
+	ss.sup = sidecar.New(sidecar.Config{Logger: logger.With("component", "sidecar"), OnState: func(name string, st sidecar.State) {
+		a := routes[name]
+		md, _ := os.ReadFile(filepath.Join(a.SnapshotDir, "SKILL.md"))
+		r := facade.Route{Mount: a.Mount, Name: a.Name, SkillMD: md}
+		switch st {
+		case sidecar.StateHealthy:
+			r.Mode, r.Upstream = facade.ModeProxy, "http://"+ss.sup.Addr(name)
+		case sidecar.StateBroken:
+			r.Mode = facade.ModeBroken
+		case sidecar.StateStarting, sidecar.StateDown, sidecar.StateStopped:
+			r.Mode = facade.ModeDown
+		}
+		_ = fac.SetRoute(r)
+	}})
+	if len(specs) > 0 {
+		if err := ss.sup.Start(ctx, specs...); err != nil {
+			ss.close()
+			return nil, fmt.Errorf("skills: %w", err)
+		}
+	}
+	trusted, err := facade.ListenUnix(p.Sandbox.RuntimeDir, "facade.sock")
+	if err != nil {
+		ss.close()
+		return nil, err
+	}
+	tokened, err := facade.ListenUnix(p.Sandbox.RuntimeDir, "facade-token.sock")
+	if err != nil {
+		trusted.Close()
+		ss.close()
+		return nil, err
+	}
+	go func() { _ = fac.ServeUnix(trusted) }()
+	go func() { _ = fac.ServeToken(tokened) }()
+
+	sb := p.Sandbox
+	sb.Binds = append(sb.Binds,
+		sandbox.Bind{Src: trusted.Addr().String(), Dst: innerFacadeSocket},
+		sandbox.Bind{Src: tokened.Addr().String(), Dst: innerFacadeTokenSocket},
+	)
+	sb.Relays = append(sb.Relays, sandbox.Relay{Listen: fmt.Sprintf("127.0.0.1:%d", innerFacadePort), Unix: innerFacadeTokenSocket})
+	sb.Env = append(sb.Env, facade.Env(innerFacadeSocket, innerFacadePort, token, mounts)...)
+	// The agent reaches the facade's socket, and only it: the mount
+	// namespace shows no other socket.
+	if sb.Seccomp != nil {
+		sb.Seccomp.AllowUnix = true
+	}
+	if sb.Landlock != nil {
+		sb.Landlock.FS = append(sb.Landlock.FS, landlock.PathRule{Path: innerFacadeSocket, Access: landlock.RWFile, Why: "skills facade"})
+	}
+	return ss, nil
+}
+
+// sidecarEnv builds a sidecar's environment from scratch: base host
+// variables, the manifest's passthrough, config, then secrets from the
+// keychain. It returns the names of required secrets that are missing.
+func sidecarEnv(a skills.Approved, store secrets.Store) ([]string, []string, error) {
+	set := map[string]string{}
+	sc := a.Manifest.Sidecar
+	for _, k := range append(slices.Clone(baseSidecarEnv), sc.EnvPassthrough...) {
+		if v, ok := os.LookupEnv(k); ok {
+			set[k] = v
+		}
+	}
+	maps.Copy(set, a.Config)
+	set["WARDEN_SKILL_DIR"] = a.SnapshotDir
+	var missing []string
+	for _, s := range a.Secrets {
+		v, err := store.Get(secrets.ServiceForSkill(a.Name), s.Name)
+		switch {
+		case errors.Is(err, secrets.ErrNotFound):
+			if env, ok := os.LookupEnv(s.Name); ok && slices.Contains(sc.EnvPassthrough, s.Name) {
+				set[s.Name] = env
+				continue
+			}
+			if s.IsRequired() {
+				missing = append(missing, s.Name)
+			}
+			continue
+		case err != nil:
+			return nil, nil, fmt.Errorf("skills: %s: secret %s: %w", a.Name, s.Name, err)
+		}
+		set[s.Name] = v.RevealString()
+	}
+	env := make([]string, 0, len(set))
+	for k, v := range set {
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	return env, missing, nil
+}
