@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
+	"github.com/wardenhq/warden/internal/skills"
 )
 
 const echoSecret = "echo-secret-9c1e"
@@ -49,6 +50,8 @@ func TestSkillsEndToEnd(t *testing.T) {
 	e := sandboxtest.NewEnv(t)
 	skill := echoSkill(t)
 	state := t.TempDir()
+	// Approved snapshots are read-only trees; make them removable again.
+	t.Cleanup(func() { _ = skills.RemoveTree(filepath.Join(state, "warden")) })
 	env := e.Environ("WARDEN_KEYRING_BACKEND=file", "WARDEN_KEYRING_PASSPHRASE=e2e passphrase", "XDG_STATE_HOME="+state)
 	warden := func(args ...string) sandboxtest.Result {
 		return sandboxtest.Run(t, e.Warden, sandboxtest.Cmd{Dir: e.Work, Env: env, Args: args})
