@@ -40,7 +40,19 @@ hyperfine -N --warmup 5 --runs "$runs" \
   "$warden run -- git status --porcelain"
 
 echo
-echo "== 3. egress proxy, facade and policy micro-benchmarks (go test -bench)"
+echo "== 3. start to first skill request: one sidecar (examples/skills/echo), file keyring"
+make -C "$root/examples/skills/echo" >/dev/null
+state=$(mktemp -d)
+printf 'ECHO_TOKEN=bench\n' > "$state/echo.env"
+export XDG_STATE_HOME="$state" WARDEN_KEYRING_BACKEND=file WARDEN_KEYRING_PASSPHRASE=bench
+"$warden" skill register "$root/examples/skills/echo" --secrets-from "$state/echo.env" --yes 2>/dev/null
+hyperfine -N --warmup 3 --runs 20 \
+  "$warden run -- curl -sS --version" \
+  "$warden run --skill echo -- curl -sS --unix-socket /run/warden/facade.sock http://warden/echo/status"
+chmod -R u+w "$state"; rm -rf "$state"
+
+echo
+echo "== 4. egress proxy, facade and policy micro-benchmarks (go test -bench)"
 cd "$root"
 go test -run '^$' -bench 'Decide10kRules|Connect|Intercept' -benchtime=200x ./internal/egress/ 2>/dev/null | grep -E '^(Benchmark|ok)' || true
 go test -run '^$' -bench . -benchtime=2000x ./internal/facade/ 2>/dev/null | grep -E '^(Benchmark|ok)' || true
