@@ -148,12 +148,8 @@ func chooseBackend(res *policy.Resolved) (policy.Backend, string, error) {
 }
 
 // Self is the absolute, symlink-resolved path of the running warden binary,
-// which is re-executed inside the sandbox. WARDEN_SELF overrides it for
-// tests that drive the launcher from a test binary.
+// which is re-executed inside the sandbox.
 func Self() (string, error) {
-	if p := os.Getenv("WARDEN_SELF"); p != "" {
-		return filepath.EvalSymlinks(p)
-	}
 	p, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("launch: locate warden binary: %w", err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -308,4 +309,32 @@ func miseToml(t *testing.T, e *sandboxtest.Env) map[string]string {
 // followed by a detail (after a space, or directly when want ends in "=").
 func matches(s, want string) bool {
 	return s == want || strings.HasPrefix(s, want+" ") || strings.HasSuffix(want, "=") && strings.HasPrefix(s, want)
+}
+
+// TestOrphansDoNotOutliveTheSession is threat F8: a daemon that double-forks
+// out of the target's session ends with the sandbox, under both backends.
+func TestOrphansDoNotOutliveTheSession(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			e := sandboxtest.NewEnv(t)
+			marker := fmt.Sprintf("%d.%s", os.Getpid(), backend)
+			r := e.Run([]string{"--backend", backend}, "sh", "-c", "setsid sh -c 'exec -a warden-orphan-"+marker+" sleep 300' </dev/null >/dev/null 2>&1 & sleep 0.2; echo started")
+			if !strings.Contains(r.Stdout, "started") {
+				t.Fatalf("%s", r)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				out, _ := exec.Command("pgrep", "-f", "warden-orphan-"+marker).Output()
+				if len(strings.TrimSpace(string(out))) == 0 {
+					return
+				}
+				if time.Now().After(deadline) {
+					_ = exec.Command("pkill", "-f", "warden-orphan-"+marker).Run()
+					t.Fatalf("a daemon outlived the %s sandbox: pids %s", backend, out)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
 }

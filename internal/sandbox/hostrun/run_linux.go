@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -88,6 +89,11 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 	// (the seccomp filter also refuses TIOCSTI), and one group to end.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 
+	// Without a PID namespace, a daemon the target double-forks would
+	// outlive the session (threat F8). As a subreaper warden inherits such
+	// orphans, and kills them at the end.
+	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	defer killOrphans()
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGWINCH, unix.SIGUSR1, unix.SIGUSR2)
 	defer signal.Stop(sigs)
@@ -122,4 +128,42 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 			return cmd.ProcessState.ExitCode(), nil
 		}
 	}
+}
+
+// killOrphans kills and reaps every process that has become warden's child
+// since it turned subreaper: what the target left behind. Killing one may
+// reparent its own children to us, so it repeats until none are left.
+func killOrphans() {
+	for range 50 {
+		kids := children(os.Getpid())
+		if len(kids) == 0 {
+			return
+		}
+		for _, pid := range kids {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+		for _, pid := range kids {
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(pid, &ws, 0, nil)
+		}
+	}
+}
+
+// children lists the processes whose parent is pid, across its threads
+// (a child belongs to the thread that forked it, or that inherited it).
+func children(pid int) []int {
+	var out []int
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
