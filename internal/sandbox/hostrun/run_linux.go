@@ -159,7 +159,7 @@ func children(pid int) []int {
 		if err != nil {
 			continue
 		}
-		for _, f := range strings.Fields(string(b)) {
+		for f := range strings.FieldsSeq(string(b)) {
 			if n, err := strconv.Atoi(f); err == nil {
 				out = append(out, n)
 			}
