@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wardenhq/warden/internal/cli/cliutil"
+	"github.com/wardenhq/warden/internal/secrets"
 )
 
 func testFactory() (*Factory, *bytes.Buffer, *bytes.Buffer) {
@@ -150,5 +151,35 @@ func TestNetWhy(t *testing.T) {
 		if !strings.Contains(out.String(), tc.want) {
 			t.Errorf("%v:\n got %s\nwant %s", tc.args, out, tc.want)
 		}
+	}
+}
+
+func TestSecretCommands(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("WARDEN_KEYRING_BACKEND", "file")
+	t.Setenv("WARDEN_KEYRING_PASSPHRASE", "test")
+	run := func(stdin string, args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		f := &Factory{IO: &cliutil.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}}
+		return Main(context.Background(), f, args), out.String(), errOut.String()
+	}
+	if code, _, e := run("hunter2\n", "secret", "set", "net", "tok"); code != 0 || strings.Contains(e, "hunter2") {
+		t.Fatalf("set: %d %s", code, e)
+	}
+	if code, _, e := run("X=1\nY=2\n", "secret", "import", "net", "-"); code != 0 {
+		t.Fatalf("import: %d %s", code, e)
+	}
+	code, out, _ := run("", "secret", "list", "net")
+	if code != 0 || strings.Contains(out, "hunter2") || !strings.Contains(out, "tok\t"+secrets.NewString("hunter2").Fingerprint()) || !strings.Contains(out, "X\t") {
+		t.Fatalf("list: %d\n%s", code, out)
+	}
+	if code, _, _ := run("", "secret", "unset", "net", "tok"); code != 0 {
+		t.Fatal("unset failed")
+	}
+	if code, _, _ := run("", "secret", "unset", "net", "tok"); code != 9 {
+		t.Fatalf("unset of a missing secret: exit %d, want 9", code)
+	}
+	if code, _, _ := run("", "secret", "set", "Bad Scope", "x"); code != 2 {
+		t.Fatalf("bad scope: exit %d, want 2", code)
 	}
 }

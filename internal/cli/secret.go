@@ -37,7 +37,7 @@ can ask). A SCOPE is a skill's name, or "net" for network.credentials.
 Values are never printed: only a sha256 fingerprint.`,
 		Example: "  printf %s \"$KEY\" | warden secret set net anthropic-api-key\n  warden secret list net",
 	}
-	cmd.AddCommand(newCmdSecretSet(f), newCmdSecretList(f), newCmdSecretUnset(f))
+	cmd.AddCommand(newCmdSecretSet(f), newCmdSecretList(f), newCmdSecretUnset(f), newCmdSecretImport(f))
 	return cmd
 }
 
@@ -185,6 +185,42 @@ func newCmdSecretUnset(f *Factory) *cobra.Command {
 				return cliutil.WithCode(exitSecretMissing, fmt.Errorf("no secret %s/%s", args[0], args[1]))
 			case err != nil:
 				return cliutil.WithCode(exitKeychain, err)
+			}
+			return nil
+		},
+	}
+}
+
+func newCmdSecretImport(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:     "import SCOPE FILE",
+		Short:   "Store every KEY=VALUE line of FILE as a secret of SCOPE (\"-\" reads standard input)",
+		Example: "  warden secret import echo echo.env\n  pass show team/echo | warden secret import echo -",
+		Args:    cobra.ExactArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if err := checkScope(args[0]); err != nil {
+				return err
+			}
+			var vals map[string]string
+			var err error
+			if args[1] == "-" {
+				vals, err = parseKV("stdin", f.IO.In)
+			} else {
+				vals, err = readKV(args[1])
+			}
+			if err != nil {
+				return err
+			}
+			store, err := openStore(f.IO.ErrOut)
+			if err != nil {
+				return err
+			}
+			for _, k := range sortedKeys(vals) {
+				s := secrets.NewString(vals[k])
+				if err := store.Set(secrets.ServiceForSkill(args[0]), k, s); err != nil {
+					return cliutil.WithCode(exitKeychain, err)
+				}
+				fmt.Fprintf(f.IO.ErrOut, "stored %s/%s (fingerprint %s)\n", args[0], k, s.Fingerprint())
 			}
 			return nil
 		},

@@ -192,8 +192,14 @@ func readKV(path string) (map[string]string, error) {
 		return nil, err
 	}
 	defer fh.Close()
+	return parseKV(path, fh)
+}
+
+// parseKV parses KEY=VALUE lines from r (at most 1 MiB); name is used in
+// errors, which never quote a value.
+func parseKV(path string, r io.Reader) (map[string]string, error) {
 	out := map[string]string{}
-	sc := bufio.NewScanner(io.LimitReader(fh, 1<<20))
+	sc := bufio.NewScanner(io.LimitReader(r, 1<<20))
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
