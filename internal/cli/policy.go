@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -76,7 +77,7 @@ func policyShowRun(o *PolicyShowOptions) error {
 			return cliutil.PrintJSON(o.IO.Out, lists)
 		}
 		fmt.Fprint(o.IO.Out, string(policy.BuiltinYAML()))
-		for _, k := range sortedKeys(lists) {
+		for _, k := range slices.Sorted(maps.Keys(lists)) {
 			fmt.Fprintf(o.IO.Out, "# %s:\n#   %s\n", k, strings.Join(lists[k], " "))
 		}
 		return nil
@@ -119,18 +120,9 @@ func policyShowRun(o *PolicyShowOptions) error {
 
 func printSources(w io.Writer, spec *policy.Spec) {
 	fmt.Fprintln(w, "# sources:")
-	for _, k := range sortedKeys(spec.Sources) {
+	for _, k := range slices.Sorted(maps.Keys(spec.Sources)) {
 		fmt.Fprintf(w, "#   %-36s %s\n", k, strings.Join(spec.Sources[k], " < "))
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // PolicyCheckOptions are `warden policy check`'s inputs.

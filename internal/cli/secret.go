@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -215,7 +217,7 @@ func newCmdSecretImport(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, k := range sortedKeys(vals) {
+			for _, k := range slices.Sorted(maps.Keys(vals)) {
 				s := secrets.NewString(vals[k])
 				if err := store.Set(secrets.ServiceForSkill(args[0]), k, s); err != nil {
 					return cliutil.WithCode(exitKeychain, err)

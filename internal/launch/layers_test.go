@@ -1,20 +1,16 @@
 package launch
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/policy/policytest"
 	"github.com/wardenhq/warden/internal/sandbox/seccomp"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // TestLayersGolden records, for the same policies as the bwrap, Landlock and
 // Seatbelt golden tests, what each Linux backend applies inside: the
@@ -42,18 +38,7 @@ func TestLayersGolden(t *testing.T) {
 					}
 				}
 				golden := filepath.Join("testdata", name+"."+string(backend)+".bpf.golden")
-				if *update {
-					if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run with -update)", err)
-				}
-				if diff := cmp.Diff(string(want), b.String()); diff != "" {
-					t.Errorf("mismatch (-want +got):\n%s", diff)
-				}
+				policytest.Golden(t, golden, b.String())
 			})
 		}
 	}

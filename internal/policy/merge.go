@@ -49,7 +49,7 @@ func Merge(in MergeInput) (*Spec, error) {
 	}
 	if in.Profile != "" {
 		if _, ok := profiles[in.Profile]; !ok {
-			return nil, &ValidationError{Field: "profile", Source: "flags", Msg: fmt.Sprintf("unknown profile %q (known: %s)", in.Profile, strings.Join(sortedKeys(profiles), ", "))}
+			return nil, &ValidationError{Field: "profile", Source: "flags", Msg: fmt.Sprintf("unknown profile %q (known: %s)", in.Profile, strings.Join(slices.Sorted(maps.Keys(profiles)), ", "))}
 		}
 		chain, err := extendsChain(in.Profile, profiles, "flags")
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -67,7 +68,7 @@ func Parse(name string, data []byte) (*File, error) {
 	}
 	errs = append(errs, checkLayer(name, valueOf(&root), &f.Layer, "")...)
 	profNode := valueOf(&root).lookup("profiles")
-	for _, pname := range sortedKeys(f.Profiles) {
+	for _, pname := range slices.Sorted(maps.Keys(f.Profiles)) {
 		p := f.Profiles[pname]
 		pn := profNode.lookup(pname)
 		if !validName(pname) {
@@ -150,7 +151,7 @@ func checkLayer(file string, n located, l *Layer, prefix string) ParseErrors {
 				errs = append(errs, &ParseError{File: file, Line: en.lookup("passthrough").keyLine, Msg: prefix + fmt.Sprintf("env.passthrough: invalid variable name %q", v)})
 			}
 		}
-		for _, k := range sortedKeys(l.Env.Set) {
+		for _, k := range slices.Sorted(maps.Keys(l.Env.Set)) {
 			if !validEnvName(k) {
 				errs = append(errs, &ParseError{File: file, Line: en.lookup("set").keyLine, Msg: prefix + fmt.Sprintf("env.set: invalid variable name %q", k)})
 			}
@@ -305,13 +306,4 @@ func cleanYAMLMsg(m string) string {
 		return "unknown key \"" + m[len("field "):i] + "\""
 	}
 	return m
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

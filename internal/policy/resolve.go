@@ -163,7 +163,7 @@ func (r *resolver) validate(opt ResolveOptions) error {
 	if len(r.spec.Network.Credentials) > 0 && r.out.Network.Mode != NetFiltered {
 		return &ValidationError{Field: "network.credentials", Source: r.src("network.credentials"), Msg: "credentials are injected by the egress proxy, which needs network.mode: filtered"}
 	}
-	for _, k := range sortedKeys(r.spec.Env.Set) {
+	for _, k := range slices.Sorted(maps.Keys(r.spec.Env.Set)) {
 		if bad, pat := DangerEnv(k); bad {
 			return &ValidationError{Field: "env.set." + k, Source: r.src("env.set"), Msg: fmt.Sprintf("%s is on the built-in danger blocklist (%s), which always wins", k, pat)}
 		}
@@ -729,7 +729,7 @@ func (r *resolver) env() {
 		set["PATH"] = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 	}
 	r.out.Env = make([]string, 0, len(set))
-	for _, k := range sortedKeys(set) {
+	for _, k := range slices.Sorted(maps.Keys(set)) {
 		r.out.Env = append(r.out.Env, k+"="+set[k])
 	}
 }

@@ -2,6 +2,7 @@ package skills
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 )
@@ -12,7 +13,7 @@ import (
 // [EffectiveConfig].
 func CheckConfig(m *Manifest, values map[string]string) error {
 	specs := configSpecs(m)
-	for _, k := range sortedKeys(values) {
+	for _, k := range slices.Sorted(maps.Keys(values)) {
 		spec, ok := specs[k]
 		if !ok {
 			return &ConfigError{Skill: m.Name, Field: k, Msg: "not declared in the manifest"}

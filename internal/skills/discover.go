@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Harness names.
@@ -42,7 +44,7 @@ const (
 
 // Harnesses returns the known harness names, sorted.
 func Harnesses() []string {
-	return sortedKeys(harnessDirs)
+	return slices.Sorted(maps.Keys(harnessDirs))
 }
 
 // Root is a directory that may hold skills.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -341,7 +342,7 @@ func (m *Manifest) validate(file string, doc *yaml.Node) ParseErrors {
 	if h.IntervalMS < 0 || h.IntervalMS > 60_000 {
 		add("must be between 0 and 60000", "sidecar", "health", "interval_ms")
 	}
-	for _, k := range sortedKeys(sc.InstallScripts) {
+	for _, k := range slices.Sorted(maps.Keys(sc.InstallScripts)) {
 		v := sc.InstallScripts[k]
 		switch k {
 		case "macos", "linux", "wsl":
@@ -409,15 +410,6 @@ func fieldPath(path []any) string {
 
 func localPath(p string) bool {
 	return p != "" && !strings.ContainsRune(p, 0) && filepath.IsLocal(filepath.FromSlash(p)) && path.Clean(p) != "."
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // ExpandCommand returns the sidecar argv with ${VAR} and $VAR references

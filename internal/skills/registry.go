@@ -309,7 +309,7 @@ func (r *Registry) List() ([]Entry, error) {
 		return nil, err
 	}
 	out := make([]Entry, 0, len(f.Skills))
-	for _, k := range sortedKeys(f.Skills) {
+	for _, k := range slices.Sorted(maps.Keys(f.Skills)) {
 		out = append(out, *f.Skills[k])
 	}
 	return out, nil

@@ -1,20 +1,16 @@
 package bwrap
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/policy/policytest"
 	"github.com/wardenhq/warden/internal/sandbox"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestCompileGolden(t *testing.T) {
 	for name, tc := range policytest.Cases() {
@@ -26,18 +22,7 @@ func TestCompileGolden(t *testing.T) {
 			}
 			got := strings.Join(args, "\n") + "\n"
 			golden := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("argv mismatch (-want +got):\n%s", diff)
-			}
+			policytest.Golden(t, golden, got)
 		})
 	}
 }

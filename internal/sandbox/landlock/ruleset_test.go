@@ -1,18 +1,14 @@
 package landlock
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/policy/policytest"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestCompileGolden(t *testing.T) {
 	for name, tc := range policytest.Cases() {
@@ -35,18 +31,7 @@ func TestCompileGolden(t *testing.T) {
 					got = rs.String()
 				}
 				golden := filepath.Join("testdata", name+mode.suffix+".golden")
-				if *update {
-					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run with -update)", err)
-				}
-				if diff := cmp.Diff(string(want), got); diff != "" {
-					t.Errorf("ruleset mismatch (-want +got):\n%s", diff)
-				}
+				policytest.Golden(t, golden, got)
 			})
 		}
 	}

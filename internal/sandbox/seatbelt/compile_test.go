@@ -1,8 +1,6 @@
 package seatbelt
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,7 +14,6 @@ import (
 	"github.com/wardenhq/warden/internal/sandbox"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
 
 type goldenCase struct {
 	yaml     string
@@ -89,18 +86,7 @@ func TestCompileGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			got := render(compileCase(t, resolveCase(t, tc)))
 			golden := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("profile mismatch (-want +got):\n%s", diff)
-			}
+			policytest.Golden(t, golden, got)
 		})
 	}
 }
