@@ -5,12 +5,10 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/policy/policytest"
 	"github.com/wardenhq/warden/internal/sandbox/seccomp"
 )
-
 
 // TestLayersGolden records, for the same policies as the bwrap, Landlock and
 // Seatbelt golden tests, what each Linux backend applies inside: the

@@ -21,7 +21,7 @@ func Golden(t testing.TB, path, got string) {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile(path)
+	want, err := os.ReadFile(path) //nolint:gosec // G304: a golden file of the calling test
 	if err != nil {
 		t.Fatalf("%v (run with -update)", err)
 	}

@@ -5,12 +5,10 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/policy/policytest"
 	"github.com/wardenhq/warden/internal/sandbox"
 )
-
 
 func TestCompileGolden(t *testing.T) {
 	for name, tc := range policytest.Cases() {

@@ -4,11 +4,9 @@ import (
 	"path/filepath"
 	"testing"
 
-
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/policy/policytest"
 )
-
 
 func TestCompileGolden(t *testing.T) {
 	for name, tc := range policytest.Cases() {

@@ -14,7 +14,6 @@ import (
 	"github.com/wardenhq/warden/internal/sandbox"
 )
 
-
 type goldenCase struct {
 	yaml     string
 	host     func() *policytest.Host
