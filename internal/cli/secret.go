@@ -54,6 +54,16 @@ func openStore(errOut io.Writer) (secrets.Store, error) {
 	return o.Store, nil
 }
 
+// storeSecret stores s as scope/name and reports its fingerprint, never
+// its value.
+func storeSecret(errOut io.Writer, store secrets.Store, scope, name string, s secrets.Secret) error {
+	if err := store.Set(secrets.ServiceForSkill(scope), name, s); err != nil {
+		return cliutil.WithCode(exitKeychain, err)
+	}
+	fmt.Fprintf(errOut, "stored %s/%s in %s (fingerprint %s)\n", scope, name, store.Name(), s.Fingerprint())
+	return nil
+}
+
 func checkScope(scope string) error {
 	if !scopeRE.MatchString(scope) {
 		return cliutil.FlagErrorf("invalid scope %q (a skill name, or net)", scope)
@@ -86,11 +96,7 @@ func newCmdSecretSet(f *Factory) *cobra.Command {
 			}
 			s := secrets.New(val)
 			clear(val)
-			if err := store.Set(secrets.ServiceForSkill(args[0]), args[1], s); err != nil {
-				return cliutil.WithCode(exitKeychain, err)
-			}
-			fmt.Fprintf(f.IO.ErrOut, "stored %s/%s in %s (fingerprint %s)\n", args[0], args[1], store.Name(), s.Fingerprint())
-			return nil
+			return storeSecret(f.IO.ErrOut, store, args[0], args[1], s)
 		},
 	}
 	cmd.Flags().StringVar(&fromFile, "from-file", "", "read the value from `FILE` (one trailing newline is dropped)")
@@ -218,11 +224,9 @@ func newCmdSecretImport(f *Factory) *cobra.Command {
 				return err
 			}
 			for _, k := range slices.Sorted(maps.Keys(vals)) {
-				s := secrets.NewString(vals[k])
-				if err := store.Set(secrets.ServiceForSkill(args[0]), k, s); err != nil {
-					return cliutil.WithCode(exitKeychain, err)
+				if err := storeSecret(f.IO.ErrOut, store, args[0], k, secrets.NewString(vals[k])); err != nil {
+					return err
 				}
-				fmt.Fprintf(f.IO.ErrOut, "stored %s/%s (fingerprint %s)\n", args[0], k, s.Fingerprint())
 			}
 			return nil
 		},

@@ -176,11 +176,9 @@ func storeSkillSecrets(f *Factory, sk *skills.Skill, from string) error {
 			}
 			continue
 		}
-		s := secrets.NewString(v)
-		if err := store.Set(svc, spec.Name, s); err != nil {
-			return cliutil.WithCode(exitKeychain, err)
+		if err := storeSecret(f.IO.ErrOut, store, sk.Manifest.Name, spec.Name, secrets.NewString(v)); err != nil {
+			return err
 		}
-		fmt.Fprintf(f.IO.ErrOut, "stored secret %s (fingerprint %s)\n", spec.Name, s.Fingerprint())
 	}
 	return nil
 }
