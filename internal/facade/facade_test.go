@@ -109,6 +109,19 @@ func setup(t testing.TB, cfg Config) *harness {
 		f.Close()
 		wg.Wait()
 	})
+	// serve registers each listener's host names before accepting; wait for
+	// all three so a request on one listener may name another.
+	for _, want := range []string{h.tcpAddr, escapeSocket(h.trusted), escapeSocket(h.tokenSock)} {
+		for i := 0; ; i++ {
+			if _, ok := (*f.hosts.Load())[strings.ToLower(want)]; ok {
+				break
+			}
+			if i == 1000 {
+				t.Fatalf("listener %s never registered", want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	return h
 }
 
