@@ -9,6 +9,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/cli"
 	"github.com/wardenhq/warden/internal/cli/cliutil"
+	"github.com/wardenhq/warden/internal/harness"
 	"github.com/wardenhq/warden/internal/reexec"
 	"github.com/wardenhq/warden/internal/sandbox/child"
 )
@@ -16,6 +17,7 @@ import (
 func init() {
 	reexec.Register("init", child.Init)
 	reexec.Register("exec", child.Exec)
+	reexec.Register("hook", harness.HookMain)
 }
 
 func main() {

@@ -35,7 +35,7 @@ environment comes from one policy file.`,
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.CompletionOptions.HiddenDefaultCmd = true
-	root.AddCommand(NewCmdVersion(f, nil), NewCmdRun(f, nil), NewCmdPolicy(f), NewCmdDoctor(f, nil), NewCmdNet(f), NewCmdSecret(f), NewCmdSkill(f))
+	root.AddCommand(NewCmdVersion(f, nil), NewCmdRun(f, nil), NewCmdStart(f, nil), NewCmdPolicy(f), NewCmdDoctor(f, nil), NewCmdNet(f), NewCmdSecret(f), NewCmdSkill(f))
 	root.AddCommand(newCmdAliases(f)...)
 	return root
 }

@@ -27,6 +27,10 @@ type Options struct {
 	Flags *policy.Layer
 	// NoUserFile skips ~/.config/warden/policy.yaml (tests).
 	NoUserFile bool
+	// Base are layers between the built-in defaults and the user's file,
+	// such as a harness's grants (`warden start`): the user's policy can
+	// narrow them, and deny always wins.
+	Base []policy.Source
 }
 
 // UserFile is the user's policy file path.
@@ -41,6 +45,7 @@ func UserFile() (string, error) {
 // Load reads the layers and merges them.
 func Load(opt Options) (*policy.Spec, error) {
 	srcs := []policy.Source{{Name: "builtin", File: policy.Builtin()}}
+	srcs = append(srcs, opt.Base...)
 	if !opt.NoUserFile {
 		if p, err := UserFile(); err == nil {
 			f, err := ReadFile(p)

@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/egress"
 	"github.com/wardenhq/warden/internal/egress/mitm"
+	"github.com/wardenhq/warden/internal/egress/prompt"
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/sandbox/landlock"
@@ -33,27 +35,62 @@ func addCredentials(cfg *egress.Config, creds []policy.Credential, sb *sandbox.S
 	if len(creds) == 0 {
 		return nil
 	}
-	o, err := keychain.Open(keychain.Config{})
-	if err != nil {
-		return fmt.Errorf("launch: network.credentials: %w", err)
-	}
+	var store secrets.Store
 	svc := secrets.ServiceForSkill(CredentialScope)
 	for _, c := range creds {
-		s, err := o.Get(svc, c.Secret)
-		if err != nil {
-			return fmt.Errorf("launch: network.credentials for %s: secret %s/%s: %w (store it with: warden secret set %s %s)", c.Host, CredentialScope, c.Secret, err, CredentialScope, c.Secret)
+		var value func() string
+		if c.FromEnv != "" {
+			v, ok := os.LookupEnv(c.FromEnv)
+			if !ok || v == "" {
+				return fmt.Errorf("launch: network.credentials for %s: $%s is not set", c.Host, c.FromEnv)
+			}
+			value = func() string { return v }
+		} else {
+			if store == nil {
+				o, err := keychain.Open(keychain.Config{})
+				if err != nil {
+					return fmt.Errorf("launch: network.credentials: %w", err)
+				}
+				store = o
+			}
+			s, err := store.Get(svc, c.Secret)
+			if err != nil {
+				return fmt.Errorf("launch: network.credentials for %s: secret %s/%s: %w (store it with: warden secret set %s %s)", c.Host, CredentialScope, c.Secret, err, CredentialScope, c.Secret)
+			}
+			value = s.RevealString
 		}
 		ph := make([]byte, 16)
 		if _, err := rand.Read(ph); err != nil {
 			return fmt.Errorf("launch: placeholder: %w", err)
 		}
 		placeholder := "warden-placeholder-" + hex.EncodeToString(ph)
-		cfg.Credentials = append(cfg.Credentials, egress.Credential{Host: c.Host, Header: c.Header, Value: s.RevealString, Basic: c.Basic, Placeholder: placeholder})
+		cfg.Credentials = append(cfg.Credentials, egress.Credential{Host: c.Host, Header: c.Header, Value: value, Basic: c.Basic, Placeholder: placeholder})
 		if c.Env != "" {
 			sb.Env = append(sb.Env, c.Env+"="+placeholder)
 		}
 	}
 	return nil
+}
+
+// askFunc is the proxy's Ask for network.on_unknown: ask: the decisions
+// the user remembered for this project (or globally), then a dialog or
+// the terminal; "always" and "never" answers are remembered.
+func askFunc(workdir string, logger *slog.Logger) (func(context.Context, string, int) egress.Decision, error) {
+	path, err := prompt.DefaultPath()
+	if err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	learned, err := prompt.OpenLearned(path)
+	if err != nil {
+		return nil, fmt.Errorf("launch: network.on_unknown: %w (fix the file, or remove it to forget every decision)", err)
+	}
+	log := logger.With("component", "prompt")
+	return prompt.New(prompt.Config{
+		Learned: learned,
+		Asker:   prompt.Choose(prompt.ChooseOptions{Logger: log}),
+		Scope:   workdir,
+		Logger:  log,
+	}).Ask, nil
 }
 
 // StateDir is warden's host-only state directory ($XDG_STATE_HOME/warden
@@ -117,6 +154,13 @@ func startEgress(p *Plan, logger *slog.Logger) (*egressSession, error) {
 	}
 	token := hex.EncodeToString(tok)
 	cfg := EgressConfig(p.Resolved.Network, token, logger.With("component", "egress"))
+	if roots := p.Resolved.Network.UpstreamRoots; len(roots) > 0 {
+		pool, err := upstreamRoots(roots)
+		if err != nil {
+			return nil, &PolicyError{Err: err}
+		}
+		cfg.RootCAs = pool
+	}
 	auditPath, err := AuditPath()
 	if err != nil {
 		return nil, err
@@ -131,6 +175,12 @@ func startEgress(p *Plan, logger *slog.Logger) (*egressSession, error) {
 	if err := addCredentials(&cfg, p.Resolved.Network.Credentials, sb); err != nil {
 		af.Close()
 		return nil, err
+	}
+	if p.Resolved.Network.OnUnknown == "ask" {
+		if cfg.Ask, err = askFunc(p.Resolved.Workdir, logger); err != nil {
+			af.Close()
+			return nil, err
+		}
 	}
 
 	hosts, err := egress.InterceptHosts(cfg)
@@ -252,4 +302,23 @@ func landlockCA(bundle string) []landlock.PathRule {
 		return nil
 	}
 	return []landlock.PathRule{{Path: bundle, Access: landlock.ROFile, Why: "interception CA bundle"}}
+}
+
+// upstreamRoots is the system pool plus the PEM files of
+// network.upstream_roots.
+func upstreamRoots(files []string) (*x509.CertPool, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f) //nolint:gosec // G304: a file the policy names
+		if err != nil {
+			return nil, fmt.Errorf("network.upstream_roots: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("network.upstream_roots: %s holds no PEM certificate", f)
+		}
+	}
+	return pool, nil
 }

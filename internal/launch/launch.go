@@ -48,6 +48,8 @@ type Plan struct {
 	Resolved *policy.Resolved
 	Sandbox  *sandbox.Spec
 	Backend  policy.Backend
+	// Harness is set by `warden start`.
+	Harness *HarnessPlan
 }
 
 // PolicyError marks an error in the policy (as opposed to the machine).
@@ -165,7 +167,7 @@ type Streams struct {
 
 // Run executes the plan and returns the target's exit code.
 func (p *Plan) Run(ctx context.Context, io Streams) (int, error) {
-	if p.Resolved.Network.Mode == policy.NetFiltered || len(p.Skills) > 0 {
+	if p.Resolved.Network.Mode == policy.NetFiltered || len(p.Skills) > 0 || p.Harness != nil {
 		dir, err := sandbox.RuntimeDir()
 		if err != nil {
 			return 125, &sandbox.StartError{Err: err}
@@ -190,6 +192,11 @@ func (p *Plan) Run(ctx context.Context, io Streams) (int, error) {
 			return 125, &sandbox.StartError{Err: err}
 		}
 		defer ss.close()
+	}
+	if p.Harness != nil {
+		if err := p.Harness.prepare(p.Sandbox); err != nil {
+			return 125, &sandbox.StartError{Err: err}
+		}
 	}
 	switch p.Backend {
 	case policy.BackendBwrap:

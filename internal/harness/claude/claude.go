@@ -1,0 +1,62 @@
+// Package claude describes Claude Code for `warden start`.
+package claude
+
+import (
+	"path/filepath"
+
+	"github.com/wardenhq/warden/internal/harness"
+)
+
+// New returns the Claude Code descriptor.
+func New() *harness.Descriptor {
+	return &harness.Descriptor{
+		Name:    "claude-code",
+		Aliases: []string{"claude", "cc"},
+		Title:   "Claude Code",
+		Binary: harness.Binary{
+			Names:    []string{"claude"},
+			Package:  "@anthropic-ai/claude-code",
+			Platform: "@anthropic-ai/claude-code-{os}-{arch}/claude",
+		},
+		Env: map[string]string{
+			// All state (settings, transcripts, shell snapshots) goes to
+			// the managed home; nothing is written to $HOME.
+			"CLAUDE_CONFIG_DIR":                        "{home}",
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+			"DISABLE_AUTOUPDATER":                      "1",
+			// Tells Claude Code it runs in a sandbox: it then allows
+			// --dangerously-skip-permissions even for uid 0.
+			"IS_SANDBOX": "1",
+		},
+		APIHosts:   []string{"api.anthropic.com", "claude.ai", "platform.claude.com", "console.anthropic.com"},
+		Keys:       []harness.Key{{Secret: "anthropic-api-key", Env: "ANTHROPIC_API_KEY", Host: "api.anthropic.com", Header: "x-api-key"}},
+		SkillDirs:  []string{"skills"},
+		SandboxOff: `settings "sandbox": {"enabled": false}; IS_SANDBOX=1 (warden is the sandbox; the permission prompts stay the user's choice)`,
+		Bridge:     bridge,
+	}
+}
+
+// bridge writes the user-scope settings.json of the managed
+// CLAUDE_CONFIG_DIR, read-only: hooks that ask warden before every tool
+// call and brief the model at session start. The project's .claude/ is a
+// protected path, so no other settings layer can be written by the agent.
+func bridge(in *harness.BridgeInput) (*harness.Bridge, error) {
+	settings := map[string]any{
+		"hooks": harness.HookGroups(map[string]string{
+			"PreToolUse":   in.HookCommand(harness.DialectClaude, harness.EventPreTool),
+			"SessionStart": in.HookCommand(harness.DialectClaude, harness.EventSessionStart),
+		}),
+		"sandbox":                    map[string]any{"enabled": false},
+		"autoUpdates":                false,
+		"enableAllProjectMcpServers": false,
+	}
+	f, err := harness.JSONFile(filepath.Join(in.Home, "settings.json"), settings)
+	if err != nil {
+		return nil, err
+	}
+	b := &harness.Bridge{Files: []harness.File{f}, Env: map[string]string{}}
+	if in.APIBase != "" {
+		b.Env["ANTHROPIC_BASE_URL"] = in.APIBase
+	}
+	return b, nil
+}
