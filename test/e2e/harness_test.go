@@ -60,7 +60,7 @@ var cases = []harnessCase{
 	{name: "claude", apiPath: "", keyEnv: "ANTHROPIC_API_KEY",
 		args: []string{"-p", prompt, "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--model", "claude-sonnet-4-5"}},
 	{name: "codex", apiPath: "/v1", keyEnv: "OPENAI_API_KEY",
-		args: []string{"exec", "--json", "--skip-git-repo-check", prompt}},
+		args: []string{"exec", "--json", "--skip-git-repo-check", "-m", "mock-model", prompt}},
 	{name: "opencode", apiPath: "/v1", keyEnv: "OPENAI_API_KEY",
 		args: []string{"run", "--format", "json", "--auto", prompt}},
 	{name: "gemini", apiPath: "", keyEnv: "GEMINI_API_KEY",
@@ -106,7 +106,7 @@ func runHarness(t *testing.T, warden, npmBin string, hc harnessCase) {
 		},
 		Final: "E2E done.",
 	}
-	mock := mockmodel.New(mockmodel.Options{Script: script, RequireKey: secret})
+	mock := mockmodel.New(mockmodel.Options{Script: script, RequireKey: secret, RecordBodies: os.Getenv("WARDEN_E2E_BODIES") != ""})
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	if err != nil {
 		t.Fatal(err)
@@ -146,6 +146,11 @@ tools:
 	}
 
 	reqs := mock.Requests()
+	if dir := os.Getenv("WARDEN_E2E_BODIES"); dir != "" {
+		for _, r := range reqs {
+			_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%02d.json", hc.name, r.Seq)), []byte(r.Path+"\n"+r.Body), 0o600)
+		}
+	}
 	var results []string
 	calls := 0
 	for _, r := range reqs {

@@ -34,6 +34,10 @@ func New() *harness.Descriptor {
 			"OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
 			// Claude Code's skills and CLAUDE.md belong to another harness.
 			"OPENCODE_DISABLE_CLAUDE_CODE": "1",
+			// The project's .opencode/ is a protected path (the agent could
+			// otherwise plant config or plugins for the next session); with
+			// project config off OpenCode does not try to write it.
+			"OPENCODE_DISABLE_PROJECT_CONFIG": "1",
 		},
 		Dirs:     []string{"config/opencode", "data", "state", "cache"},
 		APIHosts: []string{"api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com", "openrouter.ai", "opencode.ai", "models.dev"},
