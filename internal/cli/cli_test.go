@@ -3,16 +3,19 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/wardenhq/warden/internal/cli/cliutil"
+	"github.com/wardenhq/warden/internal/egress/prompt"
 	"github.com/wardenhq/warden/internal/secrets"
 )
 
@@ -181,5 +184,74 @@ func TestSecretCommands(t *testing.T) {
 	}
 	if code, _, _ := run("", "secret", "set", "Bad Scope", "x"); code != 2 {
 		t.Fatalf("bad scope: exit %d, want 2", code)
+	}
+}
+
+func TestNetLearnedForget(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	run := func(args ...string) (int, string, string) {
+		f, out, errOut := testFactory()
+		return Main(context.Background(), f, args), out.String(), errOut.String()
+	}
+	if code, out, e := run("net", "learned"); code != 0 || out != "" || !strings.Contains(e, "no learned decisions") {
+		t.Fatalf("empty: %d %q %q", code, out, e)
+	}
+	if code, out, _ := run("net", "learned", "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("empty --json: %d %q", code, out)
+	}
+	path := filepath.Join(cfg, "warden", "learned-network.yaml")
+	l, err := prompt.OpenLearned(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	when := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	for _, e := range []prompt.Entry{
+		{Host: "a.test", Port: 443, Decision: prompt.Allow, Scope: "/src/app", Time: when},
+		{Host: "a.test", Port: 8443, Decision: prompt.Deny, Time: when},
+		{Host: "::1", Port: 80, Decision: prompt.Allow, Time: when},
+	} {
+		if err := l.Remember(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, e := run("net", "learned")
+	want := "allow [::1]:80 scope=global time=2025-06-01T12:00:00Z\n" +
+		"allow a.test:443 scope=/src/app time=2025-06-01T12:00:00Z\n" +
+		"deny  a.test:8443 scope=global time=2025-06-01T12:00:00Z\n"
+	if code != 0 || out != want {
+		t.Fatalf("learned: %d %s\n got %q\nwant %q", code, e, out, want)
+	}
+	code, out, _ = run("net", "learned", "--json")
+	var got []prompt.Entry
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got) != 3 || got[1].Scope != "/src/app" {
+		t.Fatalf("learned --json: %d %v %s", code, err, out)
+	}
+	tests := []struct {
+		args     []string
+		wantCode int
+		wantOut  string
+	}{
+		{[]string{"A.test:443"}, 0, "forgot allow a.test:443 scope=/src/app\n"},
+		{[]string{"a.test:443"}, 1, ""},
+		{[]string{"[::1]"}, 0, "forgot allow [::1]:80 scope=global\n"},
+		{[]string{"a.test"}, 0, "forgot deny a.test:8443 scope=global\n"},
+		{[]string{"bad host"}, 2, ""},
+		{[]string{"a.test:0"}, 2, ""},
+	}
+	for _, tc := range tests {
+		code, out, e := run(append([]string{"net", "forget"}, tc.args...)...)
+		if code != tc.wantCode || out != tc.wantOut {
+			t.Errorf("forget %v: %d %q (stderr %q); want %d %q", tc.args, code, out, e, tc.wantCode, tc.wantOut)
+		}
+	}
+	if code, out, _ := run("net", "learned"); code != 0 || out != "" {
+		t.Errorf("after forgetting everything: %d %q", code, out)
+	}
+	if err := os.WriteFile(path, []byte("version: 1\ndecisions: nope\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, e := run("net", "learned"); code != 3 || !strings.Contains(e, path) {
+		t.Errorf("broken file: exit %d %q, want 3 naming the file", code, e)
 	}
 }

@@ -8,12 +8,14 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wardenhq/warden/internal/cli/cliutil"
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/egress"
+	"github.com/wardenhq/warden/internal/egress/prompt"
 	"github.com/wardenhq/warden/internal/launch"
 	"github.com/wardenhq/warden/internal/policy"
 )
@@ -23,9 +25,9 @@ func NewCmdNet(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "net <command>",
 		Short:   "Explain and audit the filtered network",
-		Example: "  warden net why api.github.com\n  warden net log -n 20",
+		Example: "  warden net why api.github.com\n  warden net log -n 20\n  warden net learned",
 	}
-	cmd.AddCommand(NewCmdNetWhy(f, nil), NewCmdNetLog(f, nil))
+	cmd.AddCommand(NewCmdNetWhy(f, nil), NewCmdNetLog(f, nil), NewCmdNetLearned(f, nil), NewCmdNetForget(f, nil))
 	return cmd
 }
 
@@ -177,4 +179,141 @@ func netLogRun(o *NetLogOptions) error {
 		fmt.Fprintf(o.IO.Out, "%s %-5s %-7s %s:%d %s %s rule=%s reason=%s\n", e.Time, e.Decision, e.Kind, e.Host, e.Port, e.Method, e.Path, rule, e.Reason)
 	}
 	return sc.Err()
+}
+
+// NetLearnedOptions are `warden net learned`'s inputs.
+type NetLearnedOptions struct {
+	IO   *cliutil.IOStreams
+	JSON bool
+}
+
+// NewCmdNetLearned builds `warden net learned`.
+func NewCmdNetLearned(f *Factory, runF func(*NetLearnedOptions) error) *cobra.Command {
+	opts := &NetLearnedOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "learned",
+		Short: "List the network decisions remembered from prompts",
+		Long: `List the answers to network prompts (network.on_unknown: ask) that warden
+remembers: "always" (allow) and "never" (deny), each with the project
+directory it applies to (or global) and when it was given. They are kept
+in learned-network.yaml beside the user policy file and only decide hosts
+that no network.allow, deny or rules entry decides.`,
+		Example: "  warden net learned\n  warden net learned --json",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return netLearnedRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func openLearned() (*prompt.Learned, error) {
+	p, err := prompt.DefaultPath()
+	if err != nil {
+		return nil, err
+	}
+	l, err := prompt.OpenLearned(p)
+	if err != nil {
+		return nil, cliutil.WithCode(cliutil.ExitConfigInvalid, err)
+	}
+	return l, nil
+}
+
+func netLearnedRun(o *NetLearnedOptions) error {
+	l, err := openLearned()
+	if err != nil {
+		return err
+	}
+	es, err := l.Entries()
+	if err != nil {
+		return cliutil.WithCode(cliutil.ExitConfigInvalid, err)
+	}
+	if o.JSON {
+		if es == nil {
+			es = []prompt.Entry{}
+		}
+		return cliutil.PrintJSON(o.IO.Out, es)
+	}
+	if len(es) == 0 {
+		fmt.Fprintln(o.IO.ErrOut, "no learned decisions ("+l.Path()+")")
+		return nil
+	}
+	for _, e := range es {
+		fmt.Fprintf(o.IO.Out, "%-5s %s scope=%s time=%s\n", e.Decision, e.Target(), e.Scope, e.Time.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// NetForgetOptions are `warden net forget`'s inputs.
+type NetForgetOptions struct {
+	IO     *cliutil.IOStreams
+	Target string
+	JSON   bool
+}
+
+// NewCmdNetForget builds `warden net forget`.
+func NewCmdNetForget(f *Factory, runF func(*NetForgetOptions) error) *cobra.Command {
+	opts := &NetForgetOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "forget HOST[:PORT]",
+		Short: "Forget remembered network decisions for a host",
+		Long: `Remove the remembered answers for HOST (on every port) or for HOST:PORT
+only, in every project, so the next request asks again.`,
+		Example: "  warden net forget api.example.com\n  warden net forget api.example.com:8443",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Target = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return netForgetRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the removed decisions as JSON")
+	return cmd
+}
+
+// parseForgetTarget accepts HOST, [V6], V6, HOST:PORT and [V6]:PORT; port
+// 0 means every port.
+func parseForgetTarget(s string) (string, int, error) {
+	if h, port, err := egress.ParseAuthority(s, 0); err == nil {
+		return h, port, nil
+	}
+	h, err := egress.NormalizeHost(s)
+	if err != nil {
+		return "", 0, err
+	}
+	return h, 0, nil
+}
+
+func netForgetRun(o *NetForgetOptions) error {
+	host, port, err := parseForgetTarget(o.Target)
+	if err != nil {
+		return cliutil.FlagErrorf("%s: %v", o.Target, err)
+	}
+	l, err := openLearned()
+	if err != nil {
+		return err
+	}
+	removed, err := l.Forget(host, port)
+	if err != nil {
+		return cliutil.WithCode(cliutil.ExitIO, err)
+	}
+	if o.JSON {
+		if removed == nil {
+			removed = []prompt.Entry{}
+		}
+		return cliutil.PrintJSON(o.IO.Out, removed)
+	}
+	if len(removed) == 0 {
+		return fmt.Errorf("no learned decision for %s (see warden net learned)", o.Target)
+	}
+	for _, e := range removed {
+		fmt.Fprintf(o.IO.Out, "forgot %s %s scope=%s\n", e.Decision, e.Target(), e.Scope)
+	}
+	return nil
 }

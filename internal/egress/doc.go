@@ -20,7 +20,8 @@
 //  4. If any Rules entry names the host:port, rules govern it: requests
 //     need a rule matching method and path, and tunnels are intercepted.
 //  5. Allow patterns; without a port they allow 80 and 443.
-//  6. Otherwise Config.Ask, if set (answers are kept for the session).
+//  6. Otherwise Config.Ask, if set (answers are kept for the session;
+//     package prompt implements it for network.on_unknown: ask).
 //  7. The name is resolved (Config.Hosts, then the Resolver), every
 //     address is checked by [AddrReason] (and against deny CIDRs), and one
 //     of the checked addresses is dialled. The proxy never resolves again

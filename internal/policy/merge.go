@@ -155,9 +155,16 @@ func (s *Spec) apply(l *Layer, src string) {
 			}
 			s.note("network.credentials", src)
 		}
+		if len(n.UpstreamRoots) > 0 {
+			s.Network.UpstreamRoots = s.union("network.upstream_roots", s.Network.UpstreamRoots, n.UpstreamRoots, src)
+		}
 		if n.OnUnavailable != nil {
 			s.Network.OnUnavailable = *n.OnUnavailable
 			s.note("network.on_unavailable", src)
+		}
+		if n.OnUnknown != nil {
+			s.Network.OnUnknown = *n.OnUnknown
+			s.note("network.on_unknown", src)
 		}
 	}
 	if lim := l.Limits; lim != nil {

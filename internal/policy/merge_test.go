@@ -77,3 +77,34 @@ func TestMergeBuiltinProfiles(t *testing.T) {
 		t.Errorf("strict profile not applied: %+v", spec)
 	}
 }
+
+func TestMergeOnUnknown(t *testing.T) {
+	t.Parallel()
+	user := mustParse(t, "version: 1\nnetwork: {mode: filtered, on_unknown: ask}\n")
+	proj := mustParse(t, "version: 1\nnetwork: {on_unknown: deny}\n")
+	tests := []struct {
+		name    string
+		sources []Source
+		want    string
+		wantSrc []string
+	}{
+		{"builtin", []Source{{Name: "builtin", File: Builtin()}}, "deny", []string{"builtin"}},
+		{"user asks", []Source{{Name: "builtin", File: Builtin()}, {Name: "user", File: user}}, "ask", []string{"builtin", "user"}},
+		{"project wins", []Source{{Name: "builtin", File: Builtin()}, {Name: "user", File: user}, {Name: "proj", File: proj}}, "deny", []string{"builtin", "user", "proj"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			spec, err := Merge(MergeInput{Sources: tc.sources})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if spec.Network.OnUnknown != tc.want {
+				t.Errorf("network.on_unknown = %q, want %q", spec.Network.OnUnknown, tc.want)
+			}
+			if diff := cmp.Diff(tc.wantSrc, spec.Sources["network.on_unknown"]); diff != "" {
+				t.Errorf("provenance (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

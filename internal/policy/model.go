@@ -103,7 +103,12 @@ type NetworkLayer struct {
 	AllowPrivateDestinations *bool             `yaml:"allow_private_destinations,omitempty"`
 	Hosts                    map[string]string `yaml:"hosts,omitempty"`
 	OnUnavailable            *string           `yaml:"on_unavailable,omitempty"`
+	OnUnknown                *string           `yaml:"on_unknown,omitempty"` // deny (default) or ask: prompt for hosts no entry decides
 	Credentials              []Credential      `yaml:"credentials,omitempty"`
+	// UpstreamRoots are PEM files of extra CA certificates the proxy
+	// trusts when it connects upstream (a corporate TLS gateway, a local
+	// test server), on top of the system roots.
+	UpstreamRoots []string `yaml:"upstream_roots,omitempty"`
 }
 
 // Credential is a secret from warden's secret store that the egress proxy
@@ -113,9 +118,12 @@ type NetworkLayer struct {
 type Credential struct {
 	Host   string `yaml:"host" json:"host"`
 	Header string `yaml:"header,omitempty" json:"header,omitempty"` // default Authorization (Bearer)
-	Secret string `yaml:"secret" json:"secret"`                     // name in scope "net": warden secret set net NAME
-	Env    string `yaml:"env,omitempty" json:"env,omitempty"`       // variable holding the placeholder in the sandbox
-	Basic  bool   `yaml:"basic,omitempty" json:"basic,omitempty"`   // Authorization: Basic base64(secret)
+	Secret string `yaml:"secret,omitempty" json:"secret,omitempty"` // name in scope "net": warden secret set net NAME
+	// FromEnv takes the secret from this variable of warden's own
+	// environment instead of the secret store (exactly one of the two).
+	FromEnv string `yaml:"from_env,omitempty" json:"from_env,omitempty"`
+	Env     string `yaml:"env,omitempty" json:"env,omitempty"`     // variable holding the placeholder in the sandbox
+	Basic   bool   `yaml:"basic,omitempty" json:"basic,omitempty"` // Authorization: Basic base64(secret)
 }
 
 // LimitsLayer holds process resource limits. Zero means unlimited.
@@ -225,7 +233,9 @@ type NetworkSpec struct {
 	AllowPrivate  bool
 	Hosts         map[string]string
 	OnUnavailable string
+	OnUnknown     string // "deny" or "ask"
 	Credentials   []Credential
+	UpstreamRoots []string
 }
 
 // Limits are process resource limits; zero means not limited.

@@ -165,13 +165,20 @@ func checkLayer(file string, n located, l *Layer, prefix string) ParseErrors {
 		if o := l.Network.OnUnavailable; o != nil && *o != "deny" && *o != "allow" {
 			errs = append(errs, &ParseError{File: file, Line: nn.lookup("on_unavailable").keyLine, Msg: prefix + fmt.Sprintf("network.on_unavailable: invalid value %q (want deny or allow)", *o)})
 		}
+		if o := l.Network.OnUnknown; o != nil && *o != "deny" && *o != "ask" {
+			errs = append(errs, &ParseError{File: file, Line: nn.lookup("on_unknown").keyLine, Msg: prefix + fmt.Sprintf("network.on_unknown: invalid value %q (want deny or ask)", *o)})
+		}
 		for _, c := range l.Network.Credentials {
 			cl := nn.lookup("credentials").keyLine
 			switch {
 			case strings.TrimSpace(c.Host) == "" || strings.ContainsAny(c.Host, "/@ \x00\r\n"):
 				errs = append(errs, &ParseError{File: file, Line: cl, Msg: prefix + fmt.Sprintf("network.credentials: invalid host %q", c.Host)})
-			case !validSecretName(c.Secret):
+			case (c.Secret == "") == (c.FromEnv == ""):
+				errs = append(errs, &ParseError{File: file, Line: cl, Msg: prefix + fmt.Sprintf("network.credentials for %s: give exactly one of secret and from_env", c.Host)})
+			case c.Secret != "" && !validSecretName(c.Secret):
 				errs = append(errs, &ParseError{File: file, Line: cl, Msg: prefix + fmt.Sprintf("network.credentials: secret %q must be a name like anthropic-api-key", c.Secret)})
+			case c.FromEnv != "" && !validEnvName(c.FromEnv):
+				errs = append(errs, &ParseError{File: file, Line: cl, Msg: prefix + fmt.Sprintf("network.credentials: invalid from_env variable name %q", c.FromEnv)})
 			case c.Env != "" && !validEnvName(c.Env):
 				errs = append(errs, &ParseError{File: file, Line: cl, Msg: prefix + fmt.Sprintf("network.credentials: invalid variable name %q", c.Env)})
 			case c.Header != "" && strings.ContainsAny(c.Header, ": \r\n\x00"):

@@ -24,6 +24,8 @@ func TestParseStrict(t *testing.T) {
 		{"wrong type", "version: 1\nread_paths: /x\n", []int{2}, "cannot unmarshal"},
 		{"bad mode", "version: 1\n\nmode: yolo\n", []int{3}, `mode: invalid value "yolo"`},
 		{"bad net mode", "version: 1\nnetwork:\n  mode: sometimes\n", []int{3}, `network.mode: invalid value "sometimes"`},
+		{"bad on_unknown", "version: 1\nnetwork:\n  mode: filtered\n  on_unknown: prompt\n", []int{4}, `network.on_unknown: invalid value "prompt" (want deny or ask)`},
+		{"bad profile on_unknown", "version: 1\nprofiles:\n  p:\n    network: {on_unknown: allow}\n", []int{4}, "profiles.p.network.on_unknown"},
 		{"bad backend", "version: 1\nbackend: docker\n", []int{2}, `backend: invalid value "docker"`},
 		{"relative path", "version: 1\nwrite_paths:\n  - build\n", []int{2}, "must be absolute"},
 		{"bad hidden", "version: 1\nallow_hidden: [github]\n", []int{2}, "not a dotfile name"},
@@ -91,6 +93,7 @@ network:
   allow_private_destinations: true
   hosts: {"allowed.test": "127.0.0.1"}
   on_unavailable: deny
+  on_unknown: ask
 limits: {processes: 100, open_files: 1024, memory: 1GiB, cpu_seconds: 60, file_size: 512M}
 skills: [echo]
 tools:
@@ -108,6 +111,9 @@ profiles:
 	}
 	if *f.Mode != ModeRX || *f.Backend != BackendBwrap || !*f.StartInScratch {
 		t.Errorf("scalars: %+v", f.Layer)
+	}
+	if f.Network.OnUnknown == nil || *f.Network.OnUnknown != "ask" {
+		t.Errorf("network.on_unknown = %v, want ask", f.Network.OnUnknown)
 	}
 	if got := int64(*f.Limits.Memory); got != 1<<30 {
 		t.Errorf("memory = %d", got)

@@ -119,6 +119,9 @@ func Resolve(spec *Spec, h Host, opt ResolveOptions) (*Resolved, error) {
 	if r.out.Network.OnUnavailable == "" {
 		r.out.Network.OnUnavailable = "deny"
 	}
+	if r.out.Network.OnUnknown == "" {
+		r.out.Network.OnUnknown = "deny"
+	}
 	if err := r.validate(opt); err != nil {
 		return nil, err
 	}
@@ -183,6 +186,14 @@ func (r *resolver) run() error {
 		return fmt.Errorf("policy: resolve workdir: %w", err)
 	}
 	out.Workdir = wd
+	out.Network.UpstreamRoots = nil
+	for _, p := range r.spec.Network.UpstreamRoots {
+		abs, err := r.expand(p, "network.upstream_roots")
+		if err != nil {
+			return err
+		}
+		out.Network.UpstreamRoots = append(out.Network.UpstreamRoots, abs)
+	}
 	if wd == "/" && out.Mode != ModeRWX {
 		return &ValidationError{Field: "workdir", Msg: "refusing to make / the writable workdir; cd into a project directory (or use mode rwx explicitly)"}
 	}

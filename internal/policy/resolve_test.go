@@ -189,3 +189,38 @@ func TestResolveScratch(t *testing.T) {
 		t.Errorf("scratch: workdir must be read-only: read %v write %v", paths(r.Read), paths(r.Write))
 	}
 }
+
+func TestResolveOnUnknown(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, want string
+	}{
+		{"default", "version: 1\nnetwork: {mode: filtered}\n", "deny"},
+		{"ask", "version: 1\nnetwork: {mode: filtered, on_unknown: ask}\n", "ask"},
+		{"deny", "version: 1\nnetwork: {mode: filtered, on_unknown: deny}\n", "deny"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := resolve(t, tc.in, policytest.Debian(), policy.ResolveOptions{NetworkFiltered: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Network.OnUnknown != tc.want {
+				t.Errorf("network.on_unknown = %q, want %q", r.Network.OnUnknown, tc.want)
+			}
+		})
+	}
+	// Without the builtin layer the resolver still defaults to deny.
+	spec, err := policy.Merge(policy.MergeInput{Sources: []policy.Source{{Name: "t.yaml", File: &policy.File{Version: 1}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := policy.Resolve(spec, policytest.Debian(), policy.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Network.OnUnknown != "deny" {
+		t.Errorf("bare default network.on_unknown = %q, want deny", r.Network.OnUnknown)
+	}
+}
