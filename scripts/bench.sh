@@ -52,7 +52,21 @@ hyperfine -N --warmup 3 --runs 20 \
 chmod -R u+w "$state"; rm -rf "$state"
 
 echo
-echo "== 4. egress proxy, facade and policy micro-benchmarks (go test -bench)"
+echo "== 4. egress: HTTPS fetches direct vs warden (CONNECT, intercepted) vs srt's proxy, one client, one run"
 cd "$root"
+srt_dir=${SRT_DIR:-$(npm root -g 2>/dev/null)/@anthropic-ai/sandbox-runtime}
+if [ ! -f "$srt_dir/dist/sandbox/http-proxy.js" ]; then
+  npm i -g @anthropic-ai/sandbox-runtime@0.0.83 >/dev/null
+  srt_dir=$(npm root -g)/@anthropic-ai/sandbox-runtime
+fi
+# srt's proxy runs until its stdin closes: hold it open on a fifo.
+fifo="$work/srt.stdin"; mkfifo "$fifo"
+SRT_DIR="$srt_dir" node "$root/scripts/bench/srt-proxy.mjs" bench.test,127.0.0.1 bench.test=127.0.0.1 <"$fifo" >"$work/srt.url" &
+srt_pid=$!
+exec 9>"$fifo"
+for _ in $(seq 50); do [ -s "$work/srt.url" ] && break; sleep 0.1; done
+go run ./scripts/bench/egress -n "${EGRESS_RUNS:-300}" -srt "$(cat "$work/srt.url")"
+exec 9>&-; wait "$srt_pid" || true
+echo "-- rule evaluation and in-process proxy micro-benchmarks (go test -bench)"
 go test -run '^$' -bench 'Decide10kRules|Connect|Intercept' -benchtime=200x ./internal/egress/ 2>/dev/null | grep -E '^(Benchmark|ok)' || true
 go test -run '^$' -bench . -benchtime=2000x ./internal/facade/ 2>/dev/null | grep -E '^(Benchmark|ok)' || true

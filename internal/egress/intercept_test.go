@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -9,8 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -342,4 +347,82 @@ func TestInterceptGoroutineLeaks(t *testing.T) {
 		_ = c2
 	})
 	settle(t, before)
+}
+
+// flipResolver answers in turn with each of its answers, so a name can
+// resolve to a public address when the tunnel is checked and to a private
+// one when the upstream connection is dialled.
+type flipResolver struct {
+	n       atomic.Int32
+	answers [][]netip.Addr
+}
+
+func (r *flipResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	i := int(r.n.Add(1)-1) % len(r.answers)
+	return slices.Clone(r.answers[i]), nil
+}
+
+// TestInterceptRebinding: an intercepted tunnel is checked when it opens,
+// but the upstream connection for a request inside it is resolved and
+// checked again, and only a checked address is dialled. A name that
+// rebinds to loopback in between (DNS rebinding) is refused with
+// private-destination; a name that stays public goes through.
+func TestInterceptRebinding(t *testing.T) {
+	t.Parallel()
+	public := []netip.Addr{netip.MustParseAddr("93.184.216.34")}
+	tests := []struct {
+		name    string
+		answers [][]netip.Addr
+		want    status
+		dials   int
+	}{
+		{"stays public", [][]netip.Addr{public}, status{200, "", ""}, 1},
+		{"rebinds to loopback", [][]netip.Addr{public, {netip.MustParseAddr("127.0.0.1")}}, status{403, ReasonPrivateDestination, ""}, 0},
+		{"rebinds to private", [][]netip.Addr{public, {netip.MustParseAddr("10.0.0.7")}}, status{403, ReasonPrivateDestination, ""}, 0},
+		{"rebinds to mixed", [][]netip.Addr{public, {public[0], netip.MustParseAddr("::1")}}, status{403, ReasonPrivateDestination, ""}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := &flipResolver{answers: tt.answers}
+			var mu sync.Mutex
+			var dialed []string
+			var e *interceptEnv
+			e = newInterceptEnv(t, func(c *Config) {
+				c.AllowPrivate = false
+				c.Hosts = nil // example.com goes to the Resolver
+				c.Resolver = res
+				c.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+					mu.Lock()
+					dialed = append(dialed, addr)
+					mu.Unlock()
+					// Every address that passed the check stands in for the
+					// loopback upstream.
+					var d net.Dialer
+					return d.DialContext(ctx, network, fmt.Sprintf("127.0.0.1:%d", e.port))
+				}
+			})
+			resp, err := e.client(t, false).Get(fmt.Sprintf("https://example.com:%d/ok/rebind", e.port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if diff := cmp.Diff(tt.want, statusOf(resp)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if got := res.n.Load(); got != 2 {
+				t.Errorf("%d lookups, want 2 (tunnel check, upstream dial)", got)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			want := []string{}
+			for range tt.dials {
+				want = append(want, fmt.Sprintf("93.184.216.34:%d", e.port))
+			}
+			if diff := cmp.Diff(want, append([]string{}, dialed...)); diff != "" {
+				t.Errorf("dials (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
