@@ -42,6 +42,10 @@ test-keyring:
 test-unpriv:
 	@./scripts/test-unpriv.sh
 
+## e2e: the four real agent harnesses (installed from npm, pinned) under warden start, against a mock model.
+e2e:
+	@./scripts/e2e.sh
+
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:
 	@./scripts/fuzz.sh $(FUZZTIME)
