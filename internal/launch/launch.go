@@ -20,6 +20,7 @@ import (
 	"github.com/wardenhq/warden/internal/sandbox/bwrap"
 	"github.com/wardenhq/warden/internal/sandbox/hostrun"
 	"github.com/wardenhq/warden/internal/sandbox/landlock"
+	"github.com/wardenhq/warden/internal/sandbox/pty"
 	"github.com/wardenhq/warden/internal/sandbox/seatbelt"
 	"github.com/wardenhq/warden/internal/sandbox/seccomp"
 )
@@ -200,6 +201,11 @@ func (p *Plan) Run(ctx context.Context, io Streams) (int, error) {
 	}
 	switch p.Backend {
 	case policy.BackendBwrap:
+		if ts, ok := openTTY(io); ok {
+			defer ts.Close()
+			p.Sandbox.TTY = true
+			io = Streams{In: ts.Follower, Out: ts.Follower, Err: ts.Follower}
+		}
 		return (&bwrap.Runner{Stdin: io.In, Stdout: io.Out, Stderr: io.Err}).Run(ctx, p.Sandbox)
 	case policy.BackendLandlock, policy.BackendNone:
 		return (&hostrun.Runner{Stdin: io.In, Stdout: io.Out, Stderr: io.Err}).Run(ctx, p.Sandbox)
@@ -217,4 +223,20 @@ func (p *Plan) Run(ctx context.Context, io Streams) (int, error) {
 func StartFailed(err error) bool {
 	_, ok := errors.AsType[*sandbox.StartError](err)
 	return ok
+}
+
+// openTTY hands a fresh pty to the sandbox when warden's stdin and stdout
+// are the user's terminal, so interactive programs get job control and
+// window size changes without ever holding the real terminal.
+func openTTY(s Streams) (*pty.Session, bool) {
+	in, ok1 := s.In.(*os.File)
+	out, ok2 := s.Out.(*os.File)
+	if !ok1 || !ok2 || !pty.IsTerminal(in) || !pty.IsTerminal(out) {
+		return nil, false
+	}
+	ts, err := pty.Open(in, out)
+	if err != nil {
+		return nil, false
+	}
+	return ts, true
 }

@@ -62,6 +62,10 @@ type Spec struct {
 	Binds  []Bind
 	Relays []Relay
 	Env    []string
+	// TTY says the target's stdin is a pty warden allocated: the target
+	// becomes a session leader with it as controlling terminal (job
+	// control, SIGWINCH).
+	TTY bool
 }
 
 // ChildConfig is what the runner sends to `warden __child init` on fd 3.
@@ -78,6 +82,9 @@ type ChildConfig struct {
 	Seccomp  *seccomp.Config   `json:"seccomp,omitempty"`
 	// Relays are served by PID 1 for the session's lifetime.
 	Relays []Relay `json:"relays,omitempty"`
+	// TTY makes the target a session leader whose controlling terminal
+	// is its stdin.
+	TTY bool `json:"tty,omitempty"`
 }
 
 // ChildFD is the descriptor number the child reads its ChildConfig from.

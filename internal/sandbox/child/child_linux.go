@@ -200,7 +200,7 @@ func startTarget(cfg *sandbox.ChildConfig) (int, int, error) {
 		Dir:   cfg.Dir,
 		Env:   cfg.Env,
 		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
+		Sys:   targetAttr(cfg),
 	})
 	switch {
 	case errors.Is(err, syscall.ENOENT):
@@ -222,7 +222,7 @@ func startExecStage(cfg *sandbox.ChildConfig) (int, error) {
 	cmd.Env = []string{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{r} // becomes fd 3
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = targetAttr(cfg)
 	if err := cmd.Start(); err != nil {
 		r.Close()
 		w.Close()
@@ -235,6 +235,17 @@ func startExecStage(cfg *sandbox.ChildConfig) (int, error) {
 		return 0, fmt.Errorf("send configuration: %w", err)
 	}
 	return cmd.Process.Pid, nil
+}
+
+// targetAttr puts the target in its own process group, or with a TTY in
+// its own session with stdin as the controlling terminal, so the pty's
+// line discipline delivers Ctrl-C, Ctrl-Z and SIGWINCH to it. Either way
+// PID 1 signals it as -pid.
+func targetAttr(cfg *sandbox.ChildConfig) *syscall.SysProcAttr {
+	if cfg.TTY {
+		return &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	}
+	return &syscall.SysProcAttr{Setpgid: true}
 }
 
 func applyLimits(cfg *sandbox.ChildConfig) error {
