@@ -3,11 +3,18 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wardenhq/warden/internal/buildinfo"
 	"github.com/wardenhq/warden/internal/cli/cliutil"
+	"github.com/wardenhq/warden/internal/egress/prompt"
+	"github.com/wardenhq/warden/internal/harness/all"
+	"github.com/wardenhq/warden/internal/launch"
+	"github.com/wardenhq/warden/internal/secrets"
+	"github.com/wardenhq/warden/internal/secrets/keychain"
 	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/sandbox/landlock"
 )
@@ -49,6 +56,27 @@ type DoctorReport struct {
 	Probe    *sandbox.Probe      `json:"checks"`
 	Backend  DoctorBackend       `json:"backend"`
 	Backends map[string][]string `json:"enforces"`
+	// Harnesses, Prompts and Keychain are what `warden start` and the
+	// egress prompts will use.
+	Harnesses []DoctorHarness `json:"harnesses"`
+	Prompts   DoctorFacility  `json:"prompts"`
+	Keychain  DoctorFacility  `json:"keychain"`
+}
+
+// DoctorHarness is one agent harness as `warden start` would find it.
+type DoctorHarness struct {
+	Name    string   `json:"name"`
+	Found   bool     `json:"found"`
+	Path    string   `json:"path,omitempty"`
+	Version string   `json:"version,omitempty"`
+	Problem string   `json:"problem,omitempty"`
+	Keys    []string `json:"keys"` // "ENV: source"
+}
+
+// DoctorFacility is a component and its state.
+type DoctorFacility struct {
+	Backend string `json:"backend"`
+	Detail  string `json:"detail,omitempty"`
 }
 
 // DoctorBackend is the auto choice.
@@ -79,6 +107,7 @@ func doctorRun(c *cobra.Command, o *DoctorOptions) error {
 	p := sandbox.ProbeHost(c.Context(), sandbox.ProbeOptions{Full: true, LandlockABI: landlock.ABI})
 	auto, why := p.Auto()
 	rep := DoctorReport{Version: buildinfo.String(), OK: auto != "", Probe: p, Backend: DoctorBackend{Auto: string(auto), Why: why}, Backends: enforced}
+	rep.Keychain, rep.Prompts, rep.Harnesses = doctorStart()
 	if o.JSON {
 		if err := cliutil.PrintJSON(o.IO.Out, rep); err != nil {
 			return err
@@ -121,4 +150,70 @@ func printDoctor(w io.Writer, r DoctorReport) {
 	for _, e := range r.Backends[r.Backend.Auto] {
 		fmt.Fprintf(w, "  enforces: %s\n", e)
 	}
+	fmt.Fprintf(w, "keychain: %s", r.Keychain.Backend)
+	if r.Keychain.Detail != "" {
+		fmt.Fprintf(w, " (%s)", r.Keychain.Detail)
+	}
+	fmt.Fprintf(w, "\nnetwork prompts: %s", r.Prompts.Backend)
+	if r.Prompts.Detail != "" {
+		fmt.Fprintf(w, " (%s)", r.Prompts.Detail)
+	}
+	fmt.Fprintln(w, "\nharnesses (warden start NAME):")
+	for _, h := range r.Harnesses {
+		if !h.Found {
+			fmt.Fprintf(w, "  --   %-12s %s\n", h.Name, h.Problem)
+			continue
+		}
+		fmt.Fprintf(w, "  ok   %-12s %s %s\n", h.Name, h.Version, h.Path)
+		for _, k := range h.Keys {
+			fmt.Fprintf(w, "         key %s\n", k)
+		}
+	}
+}
+
+// doctorStart reports the keychain, the prompt backend and each harness
+// with where its model API key would come from.
+func doctorStart() (DoctorFacility, DoctorFacility, []DoctorHarness) {
+	var kc DoctorFacility
+	var store secrets.Store
+	if o, err := keychain.Open(keychain.Config{}); err != nil {
+		kc = DoctorFacility{Backend: "unavailable", Detail: err.Error()}
+	} else {
+		kc = DoctorFacility{Backend: o.Name()}
+		store = o
+	}
+	var pr DoctorFacility
+	if tool, err := (&prompt.Dialog{}).Tool(); err == nil {
+		pr = DoctorFacility{Backend: "dialog", Detail: tool}
+	} else if tty, terr := prompt.OpenTTY(); terr == nil {
+		_ = tty.Close()
+		pr = DoctorFacility{Backend: "terminal", Detail: "no dialog: " + err.Error()}
+	} else {
+		pr = DoctorFacility{Backend: "none", Detail: "unknown hosts are denied: " + err.Error() + "; no terminal: " + terr.Error()}
+	}
+	var hs []DoctorHarness
+	for _, d := range all.Harnesses() {
+		h := DoctorHarness{Name: d.Name}
+		f, err := launch.FindHarness(d)
+		if err != nil {
+			h.Problem = err.Error()
+			hs = append(hs, h)
+			continue
+		}
+		h.Found, h.Path, h.Version = true, strings.Join(f.Argv, " "), f.Version
+		for _, k := range d.Keys {
+			src := "not set"
+			if store != nil {
+				if _, err := store.Get(secrets.ServiceForSkill(launch.CredentialScope), k.Secret); err == nil {
+					src = "secret store (" + launch.CredentialScope + "/" + k.Secret + ")"
+				}
+			}
+			if src == "not set" && os.Getenv(k.Env) != "" {
+				src = "environment"
+			}
+			h.Keys = append(h.Keys, k.Env+": "+src)
+		}
+		hs = append(hs, h)
+	}
+	return kc, pr, hs
 }

@@ -82,21 +82,64 @@ func TestHarnesses(t *testing.T) {
 	}
 }
 
+// rig is one harness's machine: a fake $HOME with a git project, the mock
+// model behind TLS, and a policy mapping the model's name to it.
+type rig struct {
+	base, home, work string
+	secret, apiBase  string
+	policyFile       string
+	mock             *mockmodel.Server
+}
+
+func newRig(t *testing.T, hc harnessCase, script mockmodel.Script) *rig {
+	t.Helper()
+	r := &rig{base: outsideTmp(t)}
+	r.home = filepath.Join(r.base, "home")
+	r.work = filepath.Join(r.home, "src", "proj")
+	mustMkdir(t, r.work)
+	git(t, r.work, "init", "-q", "-b", "main")
+	git(t, r.work, "remote", "add", "origin", "https://git.example.invalid/proj.git")
+
+	r.secret = "sk-e2e-" + randHex(t, 16)
+	caPEM, cert := testPKI(t, modelHost)
+	caFile := filepath.Join(r.base, "ca.pem")
+	mustWrite(t, caFile, caPEM)
+	r.mock = mockmodel.New(mockmodel.Options{Script: script, RequireKey: r.secret, RecordBodies: os.Getenv("WARDEN_E2E_BODIES") != ""})
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: r.mock, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	r.apiBase = fmt.Sprintf("https://%s:%d%s", modelHost, ln.Addr().(*net.TCPAddr).Port, hc.apiPath)
+
+	r.policyFile = filepath.Join(r.base, "policy.yaml")
+	mustWrite(t, r.policyFile, []byte(fmt.Sprintf(`version: 1
+network:
+  hosts:
+    %s: 127.0.0.1
+  allow_private_destinations: true
+  upstream_roots: [%s]
+tools:
+  deny: ["Bash(git push*)"]
+`, modelHost, caFile)))
+	return r
+}
+
+// env is warden's environment: the harnesses on PATH and the model key,
+// which warden injects at egress.
+func (r *rig) env(npmBin string, hc harnessCase, term string) []string {
+	return []string{
+		"PATH=" + npmBin + ":/usr/local/bin:/usr/bin:/bin",
+		"HOME=" + r.home, "LANG=C.UTF-8", "TERM=" + term,
+		hc.keyEnv + "=" + r.secret,
+	}
+}
+
 func runHarness(t *testing.T, warden, npmBin string, hc harnessCase) {
-	base := outsideTmp(t)
-	home := filepath.Join(base, "home")
-	work := filepath.Join(home, "src", "proj")
-	mustMkdir(t, work)
-	git(t, work, "init", "-q", "-b", "main")
-	git(t, work, "remote", "add", "origin", "https://git.example.invalid/proj.git")
 	_ = os.Remove(forbiddenPath)
 	t.Cleanup(func() { _ = os.Remove(forbiddenPath) })
-
-	secret := "sk-e2e-" + randHex(t, 16)
-	caPEM, cert := testPKI(t, modelHost)
-	caFile := filepath.Join(base, "ca.pem")
-	mustWrite(t, caFile, caPEM)
-
 	script := mockmodel.Script{
 		Steps: []mockmodel.Step{
 			{Command: "echo ran-inside > allowed.txt && for p in /proc/[0-9]*; do tr '\\0' '\\n' < $p/environ 2>/dev/null; done > env.txt; echo step-allowed-done"},
@@ -106,38 +149,15 @@ func runHarness(t *testing.T, warden, npmBin string, hc harnessCase) {
 		},
 		Final: "E2E done.",
 	}
-	mock := mockmodel.New(mockmodel.Options{Script: script, RequireKey: secret, RecordBodies: os.Getenv("WARDEN_E2E_BODIES") != ""})
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mock, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	port := ln.Addr().(*net.TCPAddr).Port
-	apiBase := fmt.Sprintf("https://%s:%d%s", modelHost, port, hc.apiPath)
-
-	policyFile := filepath.Join(base, "policy.yaml")
-	mustWrite(t, policyFile, []byte(fmt.Sprintf(`version: 1
-network:
-  hosts:
-    %s: 127.0.0.1
-  allow_private_destinations: true
-  upstream_roots: [%s]
-tools:
-  deny: ["Bash(git push*)"]
-`, modelHost, caFile)))
+	rg := newRig(t, hc, script)
+	home, work, secret, mock := rg.home, rg.work, rg.secret, rg.mock
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	args := append([]string{"start", hc.name, "--policy", policyFile, "--api-base", apiBase, "--"}, hc.args...)
+	args := append([]string{"start", hc.name, "--policy", rg.policyFile, "--api-base", rg.apiBase, "--"}, hc.args...)
 	cmd := exec.CommandContext(ctx, warden, args...)
 	cmd.Dir = work
-	cmd.Env = []string{
-		"PATH=" + npmBin + ":/usr/local/bin:/usr/bin:/bin",
-		"HOME=" + home, "LANG=C.UTF-8", "TERM=dumb",
-		hc.keyEnv + "=" + secret,
-	}
+	cmd.Env = rg.env(npmBin, hc, "dumb")
 	cmd.Stdin = strings.NewReader("")
 	out, err := cmd.CombinedOutput()
 	logTail(t, "warden start output", string(out))
