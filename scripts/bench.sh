@@ -70,3 +70,16 @@ exec 9>&-; wait "$srt_pid" || true
 echo "-- rule evaluation and in-process proxy micro-benchmarks (go test -bench)"
 go test -run '^$' -bench 'Decide10kRules|Connect|Intercept' -benchtime=200x ./internal/egress/ 2>/dev/null | grep -E '^(Benchmark|ok)' || true
 go test -run '^$' -bench . -benchtime=2000x ./internal/facade/ 2>/dev/null | grep -E '^(Benchmark|ok)' || true
+
+echo
+echo "== 5. warden start HARNESS -- --version vs the harness alone (the harnesses make e2e installs)"
+cache=${WARDEN_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/warden-e2e}
+[ -x "$cache/node_modules/.bin/claude" ] || "$root/scripts/e2e.sh" -run XXX >/dev/null
+proj="$work/harness-proj"; mkdir -p "$proj" && cd "$proj" && git init -q .
+export PATH="$cache/node_modules/.bin:$PATH"
+for h in claude opencode codex gemini; do
+  # The harness alone, started the way warden starts it (the native binary,
+  # or node and the bundle), so only warden's own cost is compared.
+  alone=$("$warden" start "$h" --print-plan 2>/dev/null | sed -n 's/^binary *//p')
+  hyperfine -N --warmup 3 --runs "${HARNESS_RUNS:-20}" -n "$h alone" "$alone --version" -n "warden start $h" "$warden start $h -- --version"
+done

@@ -363,8 +363,12 @@ func Expand(s, home, run, workdir string) string {
 // the network.allow entry for it (host:port when the port is not 443).
 func APIHost(base string) (host, allow string, err error) {
 	u, err := url.Parse(base)
-	if err != nil || u.Hostname() == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
-		return "", "", fmt.Errorf("--api-base %q: want an http(s) URL without credentials", base)
+	if err != nil {
+		return "", "", errors.New("--api-base: not a URL")
+	}
+	if u.Hostname() == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
+		// Redacted: the URL may carry a password.
+		return "", "", fmt.Errorf("--api-base %q: want an http(s) URL without credentials", u.Redacted())
 	}
 	host, allow = u.Hostname(), u.Hostname()
 	if p := u.Port(); p != "" && p != "443" {

@@ -141,10 +141,13 @@ func ParseRules(entries []string) ([]Rule, error) {
 }
 
 // Match reports whether the rule denies c. For Bash, the pattern is tried
-// against the whole command and against each simple command in it (split
-// at ; & | and newlines, leading VAR=value assignments dropped), so
-// `Bash(git push*)` also catches `make && git push`. This is a guard rail
-// for the harness, not the security boundary: the sandbox is.
+// against the whole command and against every suffix of it that starts a
+// word (after a space, an operator, a quote, a bracket, $( or a backtick),
+// so `Bash(git push*)` also catches `make && git push`, `FOO=1 git push`,
+// `echo "$(git push)"`, `if x; then git push; fi` and `bash -c 'git push'`.
+// Parsing shell exactly is a losing game; this errs towards denying (a
+// quoted "a; git push" is refused too). It is a guard rail for the
+// harness, not the security boundary: the sandbox is.
 func (r Rule) Match(c Call) bool {
 	if !strings.EqualFold(r.tool, c.Tool) {
 		return false
@@ -158,12 +161,27 @@ func (r Rule) Match(c Call) bool {
 	if c.Tool != ToolBash {
 		return false
 	}
-	for _, seg := range shellSegments(c.Arg) {
-		if globMatch(r.pattern, seg) {
-			return true
+	// The raw command, and the same with quotes and backslashes removed and
+	// blanks collapsed (so "git" 'push' and git \t push are seen too).
+	for _, cmd := range []string{c.Arg, unquote(c.Arg)} {
+		for i := range len(cmd) {
+			if (i == 0 || wordBreak(cmd[i-1])) && !wordBreak(cmd[i]) && globMatch(r.pattern, cmd[i:]) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+var unquoter = strings.NewReplacer(`"`, "", `'`, "", `\`, "")
+
+func unquote(s string) string {
+	return strings.Join(strings.Fields(unquoter.Replace(s)), " ")
+}
+
+// wordBreak reports whether b can end the word before a command name.
+func wordBreak(b byte) bool {
+	return strings.IndexByte(" \t\n\r;&|()`$\"'{}!<>\\=", b) >= 0
 }
 
 // globMatch matches s against a pattern in which * matches any run of
@@ -191,67 +209,6 @@ func globMatch(pattern, s string) bool {
 		p++
 	}
 	return p == len(pattern)
-}
-
-// shellSegments splits a command line at shell control operators and
-// strips leading variable assignments and `command`/`exec`/`env` wrappers
-// from each piece. Quotes are honoured so `echo "a;b"` stays whole.
-func shellSegments(cmd string) []string {
-	var segs []string
-	var cur strings.Builder
-	var quote byte
-	flush := func() {
-		if s := trimSegment(cur.String()); s != "" {
-			segs = append(segs, s)
-		}
-		cur.Reset()
-	}
-	for i := 0; i < len(cmd); i++ {
-		ch := cmd[i]
-		switch {
-		case quote != 0:
-			if ch == quote {
-				quote = 0
-			} else if ch == '\\' && quote == '"' && i+1 < len(cmd) {
-				cur.WriteByte(ch)
-				i++
-				ch = cmd[i]
-			}
-			cur.WriteByte(ch)
-		case ch == '\'' || ch == '"':
-			quote = ch
-			cur.WriteByte(ch)
-		case ch == ';' || ch == '&' || ch == '|' || ch == '\n' || ch == '(' || ch == ')' || ch == '`':
-			flush()
-		case ch == '$' && i+1 < len(cmd) && cmd[i+1] == '(':
-			flush()
-			i++
-		default:
-			cur.WriteByte(ch)
-		}
-	}
-	flush()
-	return segs
-}
-
-func trimSegment(s string) string {
-	fields := strings.Fields(s)
-	for len(fields) > 0 {
-		f := fields[0]
-		if k, _, ok := strings.Cut(f, "="); ok && k != "" && !strings.ContainsAny(k, "'\"/") {
-			fields = fields[1:]
-			continue
-		}
-		if f == "command" || f == "exec" || f == "env" || f == "sudo" || f == "nohup" || f == "time" {
-			fields = fields[1:]
-			continue
-		}
-		break
-	}
-	out := strings.Join(fields, " ")
-	// Unquote a fully quoted word sequence only for matching convenience:
-	// "git" push → git push.
-	return strings.NewReplacer(`"`, "", `'`, "").Replace(out)
 }
 
 // Deny returns the first rule that denies c.

@@ -144,7 +144,7 @@ func NewStartPlan(o StartOptions) (*Plan, error) {
 		}
 	}
 
-	layer := policy.Layer{ReadPaths: found.Roots, WritePaths: []string{hp.Home}, Env: &policy.EnvLayer{Set: map[string]string{}}}
+	layer := policy.Layer{ReadPaths: found.Roots, StatePaths: []string{hp.Home}, Env: &policy.EnvLayer{Set: map[string]string{}}}
 	for k, v := range d.Env {
 		layer.Env.Set[k] = harness.Expand(v, hp.Home, InnerHarnessDir, wd)
 	}

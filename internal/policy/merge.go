@@ -118,6 +118,7 @@ func (s *Spec) apply(l *Layer, src string) {
 	}
 	s.ReadPaths = s.union("read_paths", s.ReadPaths, l.ReadPaths, src)
 	s.WritePaths = s.union("write_paths", s.WritePaths, l.WritePaths, src)
+	s.StatePaths = s.union("state_paths", s.StatePaths, l.StatePaths, src)
 	s.WriteFiles = s.union("write_files", s.WriteFiles, l.WriteFiles, src)
 	s.DenyPaths = s.union("deny_paths", s.DenyPaths, l.DenyPaths, src)
 	s.AllowHidden = s.union("allow_hidden", s.AllowHidden, l.AllowHidden, src)

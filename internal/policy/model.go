@@ -67,21 +67,26 @@ type File struct {
 // layer override earlier ones; lists are unioned (deny wins regardless of
 // order); maps are merged key by key.
 type Layer struct {
-	Extends        string        `yaml:"extends,omitempty"`
-	Mode           *Mode         `yaml:"mode,omitempty"`
-	Backend        *Backend      `yaml:"backend,omitempty"`
-	Landlock       *LayerMode    `yaml:"landlock,omitempty"`
-	StartInScratch *bool         `yaml:"start_in_scratch,omitempty"`
-	ReadPaths      []string      `yaml:"read_paths,omitempty"`
-	WritePaths     []string      `yaml:"write_paths,omitempty"`
-	WriteFiles     []string      `yaml:"write_files,omitempty"`
-	DenyPaths      []string      `yaml:"deny_paths,omitempty"`
-	AllowHidden    []string      `yaml:"allow_hidden,omitempty"`
-	Env            *EnvLayer     `yaml:"env,omitempty"`
-	Network        *NetworkLayer `yaml:"network,omitempty"`
-	Limits         *LimitsLayer  `yaml:"limits,omitempty"`
-	Skills         []string      `yaml:"skills,omitempty"`
-	Tools          *ToolsLayer   `yaml:"tools,omitempty"`
+	Extends        string     `yaml:"extends,omitempty"`
+	Mode           *Mode      `yaml:"mode,omitempty"`
+	Backend        *Backend   `yaml:"backend,omitempty"`
+	Landlock       *LayerMode `yaml:"landlock,omitempty"`
+	StartInScratch *bool      `yaml:"start_in_scratch,omitempty"`
+	ReadPaths      []string   `yaml:"read_paths,omitempty"`
+	WritePaths     []string   `yaml:"write_paths,omitempty"`
+	// StatePaths are writable directories that hold a program's own state
+	// (a harness's managed home), not a project: the project protections
+	// (.git, editor and agent config at their top) are not placed in them.
+	// Secrets and deny_paths still apply.
+	StatePaths  []string      `yaml:"state_paths,omitempty"`
+	WriteFiles  []string      `yaml:"write_files,omitempty"`
+	DenyPaths   []string      `yaml:"deny_paths,omitempty"`
+	AllowHidden []string      `yaml:"allow_hidden,omitempty"`
+	Env         *EnvLayer     `yaml:"env,omitempty"`
+	Network     *NetworkLayer `yaml:"network,omitempty"`
+	Limits      *LimitsLayer  `yaml:"limits,omitempty"`
+	Skills      []string      `yaml:"skills,omitempty"`
+	Tools       *ToolsLayer   `yaml:"tools,omitempty"`
 	// UnixSockets are Unix socket paths the sandbox may connect to (an
 	// escape hatch: docker.sock is root on the host). Creating AF_UNIX
 	// sockets is otherwise refused by seccomp.
@@ -204,6 +209,7 @@ type Spec struct {
 	StartInScratch bool
 	ReadPaths      []string
 	WritePaths     []string
+	StatePaths     []string
 	WriteFiles     []string
 	DenyPaths      []string
 	AllowHidden    []string

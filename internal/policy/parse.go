@@ -132,7 +132,7 @@ func checkLayer(file string, n located, l *Layer, prefix string) ParseErrors {
 	for _, k := range []struct {
 		key  string
 		list []string
-	}{{"read_paths", l.ReadPaths}, {"write_paths", l.WritePaths}, {"write_files", l.WriteFiles}, {"deny_paths", l.DenyPaths}} {
+	}{{"read_paths", l.ReadPaths}, {"write_paths", l.WritePaths}, {"state_paths", l.StatePaths}, {"write_files", l.WriteFiles}, {"deny_paths", l.DenyPaths}} {
 		for _, p := range k.list {
 			if msg := checkPathSyntax(p); msg != "" {
 				bad(k.key, msg)

@@ -238,15 +238,20 @@ func (r *resolver) run() error {
 	} else {
 		out.Write = append(out.Write, Grant{Path: wd, Dir: true, Exists: true, Rule: "workdir"})
 	}
-	for _, p := range r.spec.WritePaths {
-		g, err := r.grant(p, "write_paths")
-		if err != nil {
-			return err
+	for _, l := range []struct {
+		field string
+		paths []string
+	}{{"write_paths", r.spec.WritePaths}, {"state_paths", r.spec.StatePaths}} {
+		for _, p := range l.paths {
+			g, err := r.grant(p, l.field)
+			if err != nil {
+				return err
+			}
+			if g.Exists && !g.Dir {
+				return &ValidationError{Field: l.field, Source: r.src(l.field), Msg: fmt.Sprintf("%s is a file; use write_files", g.Path)}
+			}
+			r.addOrSkip(&out.Write, g)
 		}
-		if g.Exists && !g.Dir {
-			return &ValidationError{Field: "write_paths", Source: r.src("write_paths"), Msg: fmt.Sprintf("%s is a file; use write_files", g.Path)}
-		}
-		r.addOrSkip(&out.Write, g)
 	}
 	for _, p := range r.spec.WriteFiles {
 		g, err := r.grant(p, "write_files")
@@ -555,7 +560,7 @@ func (r *resolver) addProtect(p string, dir bool, rule string) {
 func (r *resolver) protect() error {
 	roots := append([]Grant(nil), r.out.Write...)
 	for _, w := range roots {
-		if strings.HasPrefix(w.Rule, "git dir of") {
+		if strings.HasPrefix(w.Rule, "git dir of") || w.Rule == "state_paths" {
 			continue
 		}
 		for _, rel := range protectedInRoots {

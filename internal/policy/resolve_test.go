@@ -224,3 +224,25 @@ func TestResolveOnUnknown(t *testing.T) {
 		t.Errorf("bare default network.on_unknown = %q, want deny", r.Network.OnUnknown)
 	}
 }
+
+// TestResolveStatePaths: a state path is writable, gets none of the
+// project protections a write path gets.
+func TestResolveStatePaths(t *testing.T) {
+	t.Parallel()
+	r, err := resolve(t, "version: 1\nstate_paths: [~/.cache]\nwrite_paths: [/opt]\n", policytest.Debian(), policy.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(paths(r.Write), "/home/dev/.cache") || !slices.Contains(paths(r.Write), "/opt") {
+		t.Fatalf("write = %v", paths(r.Write))
+	}
+	prot := paths(r.Protect)
+	for _, p := range prot {
+		if strings.HasPrefix(p, "/home/dev/.cache/") {
+			t.Errorf("state path got protection %s", p)
+		}
+	}
+	if !slices.Contains(prot, "/opt/.git") || !slices.Contains(prot, "/opt/.claude") {
+		t.Errorf("write path /opt lost its protections: %v", prot)
+	}
+}

@@ -4,7 +4,7 @@ package codex
 import (
 	"fmt"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/wardenhq/warden/internal/harness"
@@ -47,9 +47,9 @@ func bridge(in *harness.BridgeInput) (*harness.Bridge, error) {
 	cfg.WriteString("\n[analytics]\nenabled = false\n\n[features]\nplugins = false\napps = false\n")
 	if in.APIBase != "" {
 		fmt.Fprintf(&cfg, "\n[model_providers.warden]\nname = \"warden\"\nbase_url = %s\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\nrequest_max_retries = 1\nstream_max_retries = 1\n",
-			strconv.Quote(strings.TrimSuffix(in.APIBase, "/")))
+			tomlString(strings.TrimSuffix(in.APIBase, "/")))
 	}
-	fmt.Fprintf(&cfg, "\n[projects.%s]\ntrust_level = \"trusted\"\n", strconv.Quote(in.Workdir))
+	fmt.Fprintf(&cfg, "\n[projects.%s]\ntrust_level = \"trusted\"\n", tomlString(in.Workdir))
 	hooks, err := harness.JSONFile(filepath.Join(in.Home, "hooks.json"), map[string]any{"hooks": harness.HookGroups(map[string]string{
 		"PreToolUse":   in.HookCommand(harness.DialectClaude, harness.EventPreTool),
 		"SessionStart": in.HookCommand(harness.DialectClaude, harness.EventSessionStart),
@@ -67,10 +67,52 @@ func bridge(in *harness.BridgeInput) (*harness.Bridge, error) {
 }
 
 // Args inserts --dangerously-bypass-hook-trust after `exec`, the one
-// subcommand that refuses untrusted hooks without asking.
+// subcommand that refuses untrusted hooks without asking. Root options
+// (-c key=value, -m MODEL, ...) may come before it.
 func Args(user []string) []string {
-	if len(user) > 0 && (user[0] == "exec" || user[0] == "e") {
-		return append([]string{user[0], "--dangerously-bypass-hook-trust"}, user[1:]...)
+	for i := 0; i < len(user); i++ {
+		a := user[i]
+		switch {
+		case a == "exec" || a == "e":
+			return slices.Concat(user[:i+1], []string{"--dangerously-bypass-hook-trust"}, user[i+1:])
+		case rootValueFlags[a]:
+			i++ // skip the flag's value
+		case strings.HasPrefix(a, "-"):
+		default:
+			return user // another subcommand, or the interactive prompt
+		}
 	}
 	return user
+}
+
+// rootValueFlags are Codex's root options that take a separate value.
+var rootValueFlags = map[string]bool{
+	"-c": true, "--config": true, "-m": true, "--model": true, "-p": true, "--profile": true,
+	"-C": true, "--cd": true, "-s": true, "--sandbox": true, "-a": true, "--ask-for-approval": true,
+	"-i": true, "--image": true, "--enable": true, "--disable": true, "--add-dir": true, "--local-provider": true,
+}
+
+// tomlString quotes s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
