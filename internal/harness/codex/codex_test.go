@@ -2,7 +2,6 @@ package codex
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 	"testing"
 
