@@ -18,9 +18,13 @@ $(BIN): $(GOFILES)
 deps:
 	@./scripts/deps.sh
 
-## demo: install what is needed and show the sandbox at work on a built-in demo project.
-demo: deps build
-	@./scripts/demo.sh $(BIN)
+## demo: install what is needed and show the sandbox at work: a scripted misbehaving agent, then
+## a real one (OpenCode from npm) under warden start against warden's scripted model — no API key.
+demo: deps build bin/warden-mockmodel
+	@./scripts/demo.sh $(BIN) bin/warden-mockmodel
+
+bin/warden-mockmodel: $(GOFILES)
+	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./cmd/warden-mockmodel
 
 ## test: the whole test suite, with the race detector, including real-sandbox tests.
 test:

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The built-in demo: a throw-away project and $HOME with planted secrets,
 # and a script that tries what a misbehaving agent would. warden lets the
-# legitimate work through and blocks the rest.
+# legitimate work through and blocks the rest. Then a real agent harness
+# (OpenCode) under `warden start`, against warden's scripted model.
 set -euo pipefail
 warden=$(realpath "${1:-bin/warden}")
+mockmodel=$(realpath "${2:-$(dirname "$warden")/warden-mockmodel}")
+here=$(cd "$(dirname "$0")" && pwd)
 demo=$(mktemp -d "${TMPDIR:-/tmp}/warden-demo.XXXXXX")
 trap 'rm -rf "$demo"' EXIT
 home="$demo/home"; proj="$home/src/project"
@@ -46,3 +49,5 @@ for p in .git/hooks/pre-commit .claude .vscode; do
 done
 echo
 echo "See 'warden run --explain -- sh' for the exact sandbox, and README.md for the policy file."
+echo
+"$here/demo-agent.sh" "$warden" "$mockmodel"

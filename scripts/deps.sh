@@ -4,6 +4,8 @@ set -euo pipefail
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v git >/dev/null 2>&1 || need+=(git)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v npm >/dev/null 2>&1 || need+=(nodejs npm)  # the demo installs OpenCode from npm
 if ((${#need[@]})); then
   sudo=""
   if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi

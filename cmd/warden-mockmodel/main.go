@@ -60,6 +60,8 @@ type config struct {
 	log          string
 	addrFile     string
 	recordBodies bool
+	selfSigned   string
+	caOut        string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -73,6 +75,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.log, "log", "", "append one JSON line per request to `file`")
 	fs.StringVar(&c.addrFile, "addr-file", "", "write the actual listen address to `file` once listening")
 	fs.BoolVar(&c.recordBodies, "record-bodies", false, "include request bodies in the log")
+	fs.StringVar(&c.selfSigned, "self-signed", "", "serve HTTPS as host `NAME` with a throw-away CA (needs -ca-out)")
+	fs.StringVar(&c.caOut, "ca-out", "", "write the throw-away CA certificate (PEM) to `file`")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -81,6 +85,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return config{}, errors.New("-tls-cert and -tls-key must be given together")
+	}
+	if (c.selfSigned == "") != (c.caOut == "") || (c.selfSigned != "" && c.tlsCert != "") {
+		return config{}, errors.New("-self-signed needs -ca-out, and excludes -tls-cert")
 	}
 	if err := checkLoopback(c.listen); err != nil {
 		return config{}, err
@@ -119,6 +126,16 @@ func run(ctx context.Context, args []string, requireKey string, logger *slog.Log
 		}
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
+	if c.selfSigned != "" {
+		caPEM, cert, err := mockmodel.SelfSigned(c.selfSigned)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(c.caOut, string(caPEM)); err != nil {
+			return err
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	ln, err := listen(ctx, c.listen)
 	if err != nil {
 		return err
@@ -130,7 +147,7 @@ func run(ctx context.Context, args []string, requireKey string, logger *slog.Log
 			return err
 		}
 	}
-	logger.InfoContext(ctx, "listening", "addr", addr, "tls", c.tlsCert != "", "steps", len(script.Steps), "require_key", requireKey != "")
+	logger.InfoContext(ctx, "listening", "addr", addr, "tls", srv.TLSConfig != nil, "steps", len(script.Steps), "require_key", requireKey != "")
 	return serve(ctx, srv, ln)
 }
 

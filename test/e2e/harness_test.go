@@ -9,17 +9,11 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
 	"fmt"
 	"io/fs"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -101,7 +95,10 @@ func newRig(t *testing.T, hc harnessCase, script mockmodel.Script) *rig {
 	git(t, r.work, "remote", "add", "origin", "https://git.example.invalid/proj.git")
 
 	r.secret = "sk-e2e-" + randHex(t, 16)
-	caPEM, cert := testPKI(t, modelHost)
+	caPEM, cert, err := mockmodel.SelfSigned(modelHost)
+	if err != nil {
+		t.Fatal(err)
+	}
 	caFile := filepath.Join(r.base, "ca.pem")
 	mustWrite(t, caFile, caPEM)
 	r.mock = mockmodel.New(mockmodel.Options{Script: script, RequireKey: r.secret, RecordBodies: os.Getenv("WARDEN_E2E_BODIES") != ""})
@@ -272,39 +269,6 @@ func outsideTmp(t *testing.T) string {
 		}
 	})
 	return base
-}
-
-func testPKI(t *testing.T, host string) ([]byte, tls.Certificate) {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "warden e2e model CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leafTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: key}
 }
 
 func git(t *testing.T, dir string, args ...string) {
