@@ -13,10 +13,10 @@ import (
 	"github.com/wardenhq/warden/internal/egress/prompt"
 	"github.com/wardenhq/warden/internal/harness/all"
 	"github.com/wardenhq/warden/internal/launch"
-	"github.com/wardenhq/warden/internal/secrets"
-	"github.com/wardenhq/warden/internal/secrets/keychain"
 	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/sandbox/landlock"
+	"github.com/wardenhq/warden/internal/secrets"
+	"github.com/wardenhq/warden/internal/secrets/keychain"
 )
 
 // DoctorOptions are `warden doctor`'s inputs.

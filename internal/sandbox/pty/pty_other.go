@@ -15,7 +15,9 @@ func IsTerminal(*os.File) bool { return false }
 type Session struct{ Follower *os.File }
 
 // Open is unavailable here.
-func Open(*os.File, io.Writer) (*Session, error) { return nil, errors.New("pty: not supported on this system") }
+func Open(*os.File, io.Writer) (*Session, error) {
+	return nil, errors.New("pty: not supported on this system")
+}
 
 // Close does nothing.
 func (*Session) Close() error { return nil }
