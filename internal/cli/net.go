@@ -70,7 +70,7 @@ change it. Resolution and private-address checks happen only at run time.`,
 }
 
 func netWhyRun(o *NetWhyOptions) error {
-	spec, err := config.Load(config.Options{PolicyFile: o.PolicyFile, Profile: o.Profile})
+	spec, err := config.Load(config.Options{PolicyFile: o.PolicyFile, Profile: o.Profile, Project: cwd(), Notice: notice(o.IO)})
 	if err != nil {
 		return cliutil.WithCode(cliutil.ExitConfigInvalid, err)
 	}

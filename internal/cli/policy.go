@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -22,7 +24,7 @@ func NewCmdPolicy(f *Factory) *cobra.Command {
 		Short:   "Show and check sandbox policies",
 		Example: "  warden policy show --effective\n  warden policy check ./warden.yaml",
 	}
-	cmd.AddCommand(NewCmdPolicyShow(f, nil), NewCmdPolicyCheck(f, nil))
+	cmd.AddCommand(NewCmdPolicyShow(f, nil), NewCmdPolicyCheck(f, nil), NewCmdPolicyApprove(f), NewCmdPolicyRevoke(f))
 	return cmd
 }
 
@@ -82,7 +84,7 @@ func policyShowRun(o *PolicyShowOptions) error {
 		}
 		return nil
 	}
-	spec, err := config.Load(config.Options{PolicyFile: o.PolicyFile, Profile: o.Profile})
+	spec, err := config.Load(config.Options{PolicyFile: o.PolicyFile, Profile: o.Profile, Project: cwd(), Notice: notice(o.IO)})
 	if err != nil {
 		return cliutil.WithCode(cliutil.ExitConfigInvalid, err)
 	}
@@ -166,4 +168,87 @@ func policyCheckRun(o *PolicyCheckOptions) error {
 	}
 	fmt.Fprintf(o.IO.Out, "%s: ok\n", o.File)
 	return nil
+}
+
+// PolicyApproveOptions are `warden policy approve`'s and `revoke`'s inputs.
+type PolicyApproveOptions struct {
+	IO  *cliutil.IOStreams
+	Yes bool
+}
+
+// NewCmdPolicyApprove builds `warden policy approve`.
+func NewCmdPolicyApprove(f *Factory) *cobra.Command {
+	opts := &PolicyApproveOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "approve",
+		Short: "Review and approve this project's .warden/policy.yaml (pinned to its content)",
+		Long: `A project may carry its own policy in .warden/policy.yaml. warden honours it
+only after you approved its exact content: a repository you clone must not be
+able to loosen the sandbox it is opened in. approve prints the file and, after
+you confirm (or with --yes), pins its SHA-256; any later change needs a new
+approval. The sandbox itself cannot write .warden/.`,
+		Example: "  warden policy approve\n  warden policy approve --yes",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			pr, err := config.FindProject(cwd())
+			if err != nil {
+				return err
+			}
+			if pr == nil {
+				return cliutil.WithCode(cliutil.ExitFailure, fmt.Errorf("no %s in this directory or its parents", config.ProjectFile))
+			}
+			if _, err := policy.Parse(pr.Path, pr.Data); err != nil {
+				return cliutil.WithCode(cliutil.ExitConfigInvalid, err)
+			}
+			fmt.Fprintf(opts.IO.ErrOut, "%s (%s, %s)\n", pr.Path, pr.Hash, pr.Status())
+			for line := range strings.SplitSeq(strings.TrimRight(string(pr.Data), "\n"), "\n") {
+				fmt.Fprintf(opts.IO.ErrOut, "  | %s\n", line)
+			}
+			if pr.Status() == "approved" {
+				fmt.Fprintln(opts.IO.ErrOut, "already approved")
+				return nil
+			}
+			if !opts.Yes {
+				if !cliutil.IsTerminal(opts.IO.In) {
+					return cliutil.WithCode(cliutil.ExitFailure, errors.New("not approved: confirm at a terminal or pass --yes"))
+				}
+				fmt.Fprint(opts.IO.ErrOut, "honour this policy for every warden run and start here? [y/N] ")
+				line, _ := bufio.NewReader(opts.IO.In).ReadString('\n')
+				if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+					return cliutil.WithCode(cliutil.ExitFailure, errors.New("not approved"))
+				}
+			}
+			if err := config.Approve(pr); err != nil {
+				return err
+			}
+			fmt.Fprintf(opts.IO.ErrOut, "approved %s\n", pr.Hash)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "approve without asking")
+	return cmd
+}
+
+// NewCmdPolicyRevoke builds `warden policy revoke`.
+func NewCmdPolicyRevoke(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke",
+		Short:   "Stop honouring this project's .warden/policy.yaml",
+		Example: "  warden policy revoke",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			pr, err := config.FindProject(cwd())
+			if err != nil {
+				return err
+			}
+			if pr == nil {
+				return cliutil.WithCode(cliutil.ExitFailure, fmt.Errorf("no %s in this directory or its parents", config.ProjectFile))
+			}
+			if err := config.Revoke(pr.Path); err != nil {
+				return err
+			}
+			fmt.Fprintf(f.IO.ErrOut, "revoked %s\n", pr.Path)
+			return nil
+		},
+	}
 }

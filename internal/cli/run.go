@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -122,7 +123,7 @@ func runRun(c *cobra.Command, o *RunOptions) error {
 		return err
 	}
 	plan, err := launch.NewPlan(launch.Options{
-		Config: config.Options{PolicyFile: o.PolicyFile, Profile: o.Profile, Flags: flags},
+		Config: o.configOptions(flags),
 		Argv:   o.Argv,
 		Skills: o.Skills,
 	})
@@ -222,4 +223,24 @@ func prefixLines(s, p string) string {
 		}
 	}
 	return b.String()
+}
+
+// configOptions are the policy layers of run and start: the user's file,
+// the project's approved policy, --policy, --profile and the flags.
+func (o *RunOptions) configOptions(flags *policy.Layer) config.Options {
+	return config.Options{PolicyFile: o.PolicyFile, Profile: o.Profile, Flags: flags, Project: cwd(), Notice: notice(o.IO)}
+}
+
+// cwd is the working directory, or "" when it is gone.
+func cwd() string {
+	d, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
+// notice prints a config notice on stderr.
+func notice(io *cliutil.IOStreams) func(string) {
+	return func(s string) { fmt.Fprintf(io.ErrOut, "warden: %s\n", s) }
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wardenhq/warden/internal/cli/cliutil"
-	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/harness"
 	"github.com/wardenhq/warden/internal/harness/all"
 	"github.com/wardenhq/warden/internal/launch"
@@ -87,7 +86,7 @@ func runStart(c *cobra.Command, o *StartOptions) error {
 	}
 	plan, err := launch.NewStartPlan(launch.StartOptions{
 		Options: launch.Options{
-			Config: config.Options{PolicyFile: o.PolicyFile, Profile: o.Profile, Flags: flags},
+			Config: o.configOptions(flags),
 			Skills: o.Skills,
 		},
 		Harness: d, Args: o.Args, APIBase: o.APIBase,

@@ -27,6 +27,11 @@ type Options struct {
 	Flags *policy.Layer
 	// NoUserFile skips ~/.config/warden/policy.yaml (tests).
 	NoUserFile bool
+	// Project, when set, is the workdir whose approved project policy
+	// (ProjectFile) is layered between the user's file and --policy;
+	// Notice receives why an unapproved one is ignored.
+	Project string
+	Notice  func(string)
 	// Base are layers between the built-in defaults and the user's file,
 	// such as a harness's grants (`warden start`): the user's policy can
 	// narrow them, and deny always wins.
@@ -56,6 +61,18 @@ func Load(opt Options) (*policy.Spec, error) {
 			default:
 				srcs = append(srcs, policy.Source{Name: "user file " + p, File: f})
 			}
+		}
+	}
+	if opt.Project != "" {
+		src, notice, err := projectSource(opt.Project)
+		if err != nil {
+			return nil, err
+		}
+		if src != nil {
+			srcs = append(srcs, *src)
+		}
+		if notice != "" && opt.Notice != nil {
+			opt.Notice(notice)
 		}
 	}
 	if opt.PolicyFile != "" {

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/egress"
 	"github.com/wardenhq/warden/internal/egress/mitm"
 	"github.com/wardenhq/warden/internal/egress/prompt"
@@ -95,21 +96,7 @@ func askFunc(workdir string, logger *slog.Logger) (func(context.Context, string,
 
 // StateDir is warden's host-only state directory ($XDG_STATE_HOME/warden
 // or ~/.local/state/warden), never visible inside a sandbox.
-func StateDir() (string, error) {
-	base := os.Getenv("XDG_STATE_HOME")
-	if base == "" || !filepath.IsAbs(base) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("launch: state dir: %w", err)
-		}
-		base = filepath.Join(home, ".local", "state")
-	}
-	dir := filepath.Join(base, "warden")
-	if err := os.MkdirAll(dir, 0o700); err != nil { //nolint:gosec // G703: the user's own state directory, by their own environment
-		return "", fmt.Errorf("launch: state dir: %w", err)
-	}
-	return dir, nil
-}
+func StateDir() (string, error) { return config.StateDir() }
 
 // AuditPath is the egress decision log.
 func AuditPath() (string, error) {
