@@ -232,7 +232,7 @@ approval. The sandbox itself cannot write .warden/.`,
 // NewCmdPolicyRevoke builds `warden policy revoke`.
 func NewCmdPolicyRevoke(f *Factory) *cobra.Command {
 	return &cobra.Command{
-		Use:   "revoke",
+		Use:     "revoke",
 		Short:   "Stop honouring this project's .warden/policy.yaml",
 		Example: "  warden policy revoke",
 		Args:    cobra.NoArgs,

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -124,13 +125,8 @@ type File struct {
 func Lookup(all []*Descriptor, name string) (*Descriptor, bool) {
 	n := strings.ToLower(name)
 	for _, d := range all {
-		if d.Name == n {
+		if d.Name == n || slices.Contains(d.Aliases, n) {
 			return d, true
-		}
-		for _, a := range d.Aliases {
-			if a == n {
-				return d, true
-			}
 		}
 	}
 	return nil, false
@@ -171,9 +167,13 @@ type Env struct {
 	GOARCH   string
 }
 
-var npmArch = map[string]string{"amd64": "x64", "arm64": "arm64"}
-var rustTriple = map[string]string{"linux/amd64": "x86_64-unknown-linux-musl", "linux/arm64": "aarch64-unknown-linux-musl",
-	"darwin/amd64": "x86_64-apple-darwin", "darwin/arm64": "aarch64-apple-darwin"}
+var (
+	npmArch    = map[string]string{"amd64": "x64", "arm64": "arm64"}
+	rustTriple = map[string]string{
+		"linux/amd64": "x86_64-unknown-linux-musl", "linux/arm64": "aarch64-unknown-linux-musl",
+		"darwin/amd64": "x86_64-apple-darwin", "darwin/arm64": "aarch64-apple-darwin",
+	}
+)
 
 // Find locates the harness: on $PATH (following npm's shims back to their
 // package), then in the npm roots given.

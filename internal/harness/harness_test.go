@@ -607,10 +607,14 @@ func TestHookCommand(t *testing.T) {
 		config   string
 		wantLine string // "" skips the exact comparison
 	}{
-		{name: "plain paths unquoted", self: "/run/warden/bin/warden", config: "/run/warden/h/bridge.json",
-			wantLine: "/run/warden/bin/warden __child hook claude pre-tool /run/warden/h/bridge.json"},
-		{name: "space and quote", self: "/opt/my tools/war'den", config: "/run/my dir/bridge.json",
-			wantLine: `'/opt/my tools/war'\''den' __child hook claude pre-tool '/run/my dir/bridge.json'`},
+		{
+			name: "plain paths unquoted", self: "/run/warden/bin/warden", config: "/run/warden/h/bridge.json",
+			wantLine: "/run/warden/bin/warden __child hook claude pre-tool /run/warden/h/bridge.json",
+		},
+		{
+			name: "space and quote", self: "/opt/my tools/war'den", config: "/run/my dir/bridge.json",
+			wantLine: `'/opt/my tools/war'\''den' __child hook claude pre-tool '/run/my dir/bridge.json'`,
+		},
 		{name: "empty", self: "", config: "", wantLine: "'' __child hook claude pre-tool ''"},
 		{name: "expansions", self: "/tmp/$(id)/`w`/$HOME/*", config: "/tmp/a;b&c|d>e"},
 		{name: "double quotes and backslash", self: `/tmp/"x"\y`, config: "/tmp/a\tb"},

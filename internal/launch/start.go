@@ -381,7 +381,7 @@ func writeReplace(path string, data []byte, mode fs.FileMode) error {
 	if mode == 0 {
 		mode = 0o444
 	}
-	if err := os.WriteFile(path, data, mode); err != nil { //nolint:gosec // G306: read-only bridge files the harness must read
+	if err := os.WriteFile(path, data, mode); err != nil {
 		return fmt.Errorf("launch: bridge file: %w", err)
 	}
 	return nil

@@ -51,14 +51,22 @@ type harnessCase struct {
 const prompt = "Run the steps the environment asks for."
 
 var cases = []harnessCase{
-	{name: "claude", apiPath: "", keyEnv: "ANTHROPIC_API_KEY",
-		args: []string{"-p", prompt, "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--model", "claude-sonnet-4-5"}},
-	{name: "codex", apiPath: "/v1", keyEnv: "OPENAI_API_KEY",
-		args: []string{"exec", "--json", "--skip-git-repo-check", "-m", "mock-model", prompt}},
-	{name: "opencode", apiPath: "/v1", keyEnv: "OPENAI_API_KEY",
-		args: []string{"run", "--format", "json", "--auto", prompt}},
-	{name: "gemini", apiPath: "", keyEnv: "GEMINI_API_KEY",
-		args: []string{"-p", prompt, "-o", "stream-json", "--yolo", "-m", "gemini-2.5-flash"}},
+	{
+		name: "claude", apiPath: "", keyEnv: "ANTHROPIC_API_KEY",
+		args: []string{"-p", prompt, "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--model", "claude-sonnet-4-5"},
+	},
+	{
+		name: "codex", apiPath: "/v1", keyEnv: "OPENAI_API_KEY",
+		args: []string{"exec", "--json", "--skip-git-repo-check", "-m", "mock-model", prompt},
+	},
+	{
+		name: "opencode", apiPath: "/v1", keyEnv: "OPENAI_API_KEY",
+		args: []string{"run", "--format", "json", "--auto", prompt},
+	},
+	{
+		name: "gemini", apiPath: "", keyEnv: "GEMINI_API_KEY",
+		args: []string{"-p", prompt, "-o", "stream-json", "--yolo", "-m", "gemini-2.5-flash"},
+	},
 }
 
 func TestHarnesses(t *testing.T) {
@@ -259,7 +267,7 @@ func outsideTmp(t *testing.T) string {
 		t.Fatal(err)
 	}
 	mustMkdir(t, cache)
-	base, err := os.MkdirTemp(cache, "warden-e2e-")
+	base, err := os.MkdirTemp(cache, "warden-e2e-") //nolint:usetesting // outside /tmp on purpose: the sandbox replaces /tmp
 	if err != nil {
 		t.Fatal(err)
 	}

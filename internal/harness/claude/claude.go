@@ -29,7 +29,7 @@ func New() *harness.Descriptor {
 			"IS_SANDBOX": "1",
 		},
 		APIHosts:   []string{"api.anthropic.com", "claude.ai", "platform.claude.com", "console.anthropic.com"},
-		Keys:       []harness.Key{{Secret: "anthropic-api-key", Env: "ANTHROPIC_API_KEY", Host: "api.anthropic.com", Header: "x-api-key"}},
+		Keys:       []harness.Key{{Secret: "anthropic-api-key", Env: "ANTHROPIC_API_KEY", Host: "api.anthropic.com", Header: "x-api-key"}}, //nolint:gosec // G101: names of a secret and a variable, not a credential
 		SkillDirs:  []string{"skills"},
 		SandboxOff: `settings "sandbox": {"enabled": false}; IS_SANDBOX=1 (warden is the sandbox; the permission prompts stay the user's choice)`,
 		Bridge:     bridge,

@@ -25,7 +25,7 @@ func New() *harness.Descriptor {
 			"CODEX_HOME": "{home}",
 		},
 		APIHosts:   []string{"api.openai.com", "chatgpt.com", "auth.openai.com"},
-		Keys:       []harness.Key{{Secret: "openai-api-key", Env: "OPENAI_API_KEY", Host: "api.openai.com"}},
+		Keys:       []harness.Key{{Secret: "openai-api-key", Env: "OPENAI_API_KEY", Host: "api.openai.com"}}, //nolint:gosec // G101: names of a secret and a variable, not a credential
 		SkillDirs:  []string{"skills", "~/.agents/skills"},
 		SandboxOff: `sandbox_mode = "danger-full-access" (Codex's nested bubblewrap cannot run inside warden's, and need not); plugins, apps and analytics off`,
 		Bridge:     bridge,

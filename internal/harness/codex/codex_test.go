@@ -144,10 +144,14 @@ func TestBridgeWorkdirQuoting(t *testing.T) {
 		{name: "backslash", workdir: `/home/dev/a\b`, wantKey: `[projects."/home/dev/a\\b"]`},
 		{name: "non ascii", workdir: "/home/dev/prøjekt", wantKey: `[projects."/home/dev/prøjekt"]`},
 		{name: "tab", workdir: "/home/dev/a\tb", wantKey: `[projects."/home/dev/a\tb"]`},
-		{name: "delete byte", workdir: "/home/dev/a\x7fb", wantKey: `[projects."/home/dev/a\u007fb"]`,
-			bug: `strconv.Quote writes \x7f, which is not a TOML escape, so Codex cannot read config.toml`},
-		{name: "bell", workdir: "/home/dev/a\ab", wantKey: `[projects."/home/dev/a\u0007b"]`,
-			bug: `strconv.Quote writes \a, which is not a TOML escape`},
+		{
+			name: "delete byte", workdir: "/home/dev/a\x7fb", wantKey: `[projects."/home/dev/a\u007fb"]`,
+			bug: `strconv.Quote writes \x7f, which is not a TOML escape, so Codex cannot read config.toml`,
+		},
+		{
+			name: "bell", workdir: "/home/dev/a\ab", wantKey: `[projects."/home/dev/a\u0007b"]`,
+			bug: `strconv.Quote writes \a, which is not a TOML escape`,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,8 +192,10 @@ func TestArgs(t *testing.T) {
 		{name: "login", in: []string{"login"}, want: []string{"login"}},
 		{name: "not exec prefix", in: []string{"execute"}, want: []string{"execute"}},
 		{name: "upper case", in: []string{"EXEC"}, want: []string{"EXEC"}},
-		{name: "global option before exec", in: []string{"-c", "model=o3", "exec", "task"}, want: []string{"-c", "model=o3", "exec", flag, "task"},
-			bug: "Args only looks at user[0], so `warden start codex -c model=o3 exec task` runs exec without the hook-trust bypass"},
+		{
+			name: "global option before exec", in: []string{"-c", "model=o3", "exec", "task"}, want: []string{"-c", "model=o3", "exec", flag, "task"},
+			bug: "Args only looks at user[0], so `warden start codex -c model=o3 exec task` runs exec without the hook-trust bypass",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

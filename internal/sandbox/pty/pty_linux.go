@@ -25,7 +25,7 @@ import (
 
 // IsTerminal reports whether f is a terminal.
 func IsTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS) //nolint:gosec // G115: a file descriptor
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
 }
 
@@ -50,7 +50,7 @@ func Open(term *os.File, out io.Writer) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pty: %w", err)
 	}
-	lfd := int(leader.Fd()) //nolint:gosec // G115: a file descriptor
+	lfd := int(leader.Fd())
 	if err := unix.IoctlSetPointerInt(lfd, unix.TIOCSPTLCK, 0); err != nil {
 		leader.Close()
 		return nil, fmt.Errorf("pty: unlock: %w", err)
@@ -60,14 +60,14 @@ func Open(term *os.File, out io.Writer) (*Session, error) {
 		leader.Close()
 		return nil, fmt.Errorf("pty: number: %w", err)
 	}
-	follower, err := os.OpenFile("/dev/pts/"+strconv.FormatUint(uint64(n), 10), os.O_RDWR|unix.O_NOCTTY, 0) //nolint:gosec // G304: the kernel's pty path
+	follower, err := os.OpenFile("/dev/pts/"+strconv.FormatUint(uint64(n), 10), os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		leader.Close()
 		return nil, fmt.Errorf("pty: open follower: %w", err)
 	}
 	s := &Session{Follower: follower, leader: leader, term: term, winch: make(chan os.Signal, 1), outDone: make(chan struct{})}
 	s.resize()
-	tfd := int(term.Fd()) //nolint:gosec // G115: a file descriptor
+	tfd := int(term.Fd())
 	if old, err := unix.IoctlGetTermios(tfd, unix.TCGETS); err == nil {
 		raw := *old
 		makeRaw(&raw)
@@ -96,11 +96,11 @@ func Open(term *os.File, out io.Writer) (*Session, error) {
 // resize copies the user's terminal size to the pty; the kernel then sends
 // SIGWINCH to the pty's foreground process group.
 func (s *Session) resize() {
-	ws, err := unix.IoctlGetWinsize(int(s.term.Fd()), unix.TIOCGWINSZ) //nolint:gosec // G115: a file descriptor
+	ws, err := unix.IoctlGetWinsize(int(s.term.Fd()), unix.TIOCGWINSZ)
 	if err != nil {
 		return
 	}
-	_ = unix.IoctlSetWinsize(int(s.leader.Fd()), unix.TIOCSWINSZ, ws) //nolint:gosec // G115: a file descriptor
+	_ = unix.IoctlSetWinsize(int(s.leader.Fd()), unix.TIOCSWINSZ, ws)
 }
 
 // Close waits for the sandbox's remaining output, then restores the user's
@@ -119,7 +119,7 @@ func (s *Session) Close() error {
 		}
 		err = s.leader.Close()
 		if s.restore != nil {
-			err = errors.Join(err, unix.IoctlSetTermios(int(s.term.Fd()), unix.TCSETS, s.restore)) //nolint:gosec // G115: a file descriptor
+			err = errors.Join(err, unix.IoctlSetTermios(int(s.term.Fd()), unix.TCSETS, s.restore))
 		}
 	})
 	return err

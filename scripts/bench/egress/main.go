@@ -122,7 +122,7 @@ func startWarden(port int, rootPEM []byte, dir string) (*wardenChild, error) {
 	if err := os.WriteFile(root, rootPEM, 0o600); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "__warden-proxy", strconv.Itoa(port), root, dir+"/ca.pem")
+	cmd := exec.Command(exe, "__warden-proxy", strconv.Itoa(port), root, dir+"/ca.pem") //nolint:gosec,noctx // G204: this benchmark re-executing itself
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -141,7 +141,7 @@ func startWarden(port int, rootPEM []byte, dir string) (*wardenChild, error) {
 		return nil, fmt.Errorf("warden proxy did not start: %w", err)
 	}
 	w.addr = strings.TrimSpace(line)
-	if w.caPEM, err = os.ReadFile(dir + "/ca.pem"); err != nil {
+	if w.caPEM, err = os.ReadFile(dir + "/ca.pem"); err != nil { //nolint:gosec // G304: the benchmark's own temp dir
 		return nil, err
 	}
 	return w, nil
@@ -154,7 +154,7 @@ func serveWarden(args []string) error {
 		return fmt.Errorf("want PORT ROOT.pem CA-OUT.pem")
 	}
 	port := args[0]
-	rootPEM, err := os.ReadFile(args[1])
+	rootPEM, err := os.ReadFile(args[1]) //nolint:gosec // G304: a path from the parent benchmark process
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func serveWarden(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(args[2], ca.CertPEM(), 0o600); err != nil {
+	if err := os.WriteFile(args[2], ca.CertPEM(), 0o600); err != nil { //nolint:gosec // G703: a path from the parent benchmark process
 		return err
 	}
 	p, err := egress.New(egress.Config{
@@ -180,7 +180,7 @@ func serveWarden(args []string) error {
 	if err != nil {
 		return err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
@@ -230,11 +230,11 @@ func run(n, warm int, srt string) error {
 	if err != nil {
 		return err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(sized), TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
+	srv := &http.Server{Handler: http.HandlerFunc(sized), ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
 	go func() { _ = srv.ServeTLS(l, "", "") }()
 	defer srv.Close()
 	port := l.Addr().(*net.TCPAddr).Port
@@ -329,8 +329,12 @@ func run(n, warm int, srt string) error {
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/1e6) }
 
 func fetch(cl *http.Client, u string, size int) (time.Duration, error) {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, u, nil)
+	if err != nil {
+		return 0, err
+	}
 	start := time.Now()
-	resp, err := cl.Get(u)
+	resp, err := cl.Do(req)
 	if err != nil {
 		return 0, err
 	}
