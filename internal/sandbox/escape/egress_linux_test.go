@@ -217,4 +217,3 @@ echo done`, u.httpsPort, u.httpPort, testSecret)
 		})
 	}
 }
-
