@@ -10,6 +10,7 @@ import (
 	"github.com/wardenhq/warden/internal/cli"
 	"github.com/wardenhq/warden/internal/cli/cliutil"
 	"github.com/wardenhq/warden/internal/harness"
+	"github.com/wardenhq/warden/internal/launch"
 	"github.com/wardenhq/warden/internal/reexec"
 	"github.com/wardenhq/warden/internal/sandbox/child"
 )
@@ -18,6 +19,7 @@ func init() {
 	reexec.Register("init", child.Init)
 	reexec.Register("exec", child.Exec)
 	reexec.Register("hook", harness.HookMain)
+	reexec.Register("sidecar", launch.SidecarMain)
 }
 
 func main() {

@@ -132,9 +132,15 @@ func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logg
 		if len(argv) > 0 && !filepath.IsAbs(argv[0]) && strings.Contains(argv[0], "/") {
 			argv[0] = filepath.Join(a.SnapshotDir, argv[0])
 		}
+		data, err := SidecarDataDir(a.Name)
+		if err != nil {
+			ss.close()
+			return nil, err
+		}
 		specs = append(specs, sidecar.Spec{
 			Name: a.Name, Command: argv, Dir: a.SnapshotDir, Env: env,
 			HealthPath: sc.Health.Path, LogDir: logDir,
+			Wrap: sidecarWrap(p.Sandbox.Self, p.Sandbox.RuntimeDir, SidecarBox{Name: a.Name, Snapshot: a.SnapshotDir, DataDir: data}),
 		})
 	}
 	routes := map[string]skills.Approved{}

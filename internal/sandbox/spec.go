@@ -62,6 +62,9 @@ type Spec struct {
 	Binds  []Bind
 	Relays []Relay
 	Env    []string
+	// Dir, when set, is where the target starts instead of the workdir
+	// (it must be visible in the sandbox).
+	Dir string
 	// TTY says the target's stdin is a pty warden allocated: the target
 	// becomes a session leader with it as controlling terminal (job
 	// control, SIGWINCH).
@@ -107,4 +110,12 @@ func MergeEnv(base, extra []string) []string {
 		}
 	}
 	return append(out, extra...)
+}
+
+// StartDir is where the target starts: Dir, or the policy's workdir.
+func (s *Spec) StartDir() string {
+	if s.Dir != "" {
+		return s.Dir
+	}
+	return s.Policy.Workdir
 }

@@ -193,7 +193,7 @@ func Compile(s *sandbox.Spec, opt Options) ([]string, error) {
 			args = append(args, "--ro-bind", o.src, o.path)
 		}
 	}
-	dir := p.Workdir
+	dir := s.StartDir()
 	if p.Scratch {
 		dir = sandbox.InnerScratch
 	}

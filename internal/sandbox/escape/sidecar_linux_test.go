@@ -1,0 +1,139 @@
+//go:build linux
+
+package escape_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
+	"github.com/wardenhq/warden/internal/skills"
+)
+
+// probeSidecar answers GET /probe with what it could do from inside its
+// sandbox. It is Python so the test needs no build step.
+const probeSidecar = `#!/usr/bin/env python3
+import errno, http.server, json, os
+def probe(op):
+    try:
+        op()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == "/status":
+            body = b'{"ok": true}'
+        else:
+            home, work = os.environ["PROBE_HOME"], os.environ["PROBE_WORK"]
+            r = {
+                "cwd": os.getcwd(),
+                "read-own-files": probe(lambda: open("SKILL.md").read()),
+                "read-ssh-key": probe(lambda: open(home + "/.ssh/id_ed25519").read()),
+                "read-project": probe(lambda: open(work + "/README").read()),
+                "write-project": probe(lambda: open(work + "/from-sidecar", "w").write("x")),
+                "write-snapshot": probe(lambda: open("planted.py", "w").write("x")),
+                "write-data": probe(lambda: open(os.environ["PROBE_DATA"] + "/state.json", "w").write("{}")),
+                "secret": "present" if os.environ.get("PROBE_SECRET") == "sidecar-only-7f3e" else "missing",
+                "pid1": open("/proc/1/cmdline").read().split("\0")[0],
+            }
+            body = json.dumps(r).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(os.environ["SIDECAR_PORT"])), H).serve_forever()
+`
+
+const probeManifest = `name: probe
+type: rest
+version: 1.0.0
+description: sidecar confinement probe
+sidecar:
+  command: ["python3", "./sidecar.py"]
+  mount: probe
+  env_passthrough: [PROBE_HOME, PROBE_WORK, PROBE_DATA]
+  secrets:
+    - name: PROBE_SECRET
+  health:
+    path: /status
+    timeout_ms: 10000
+    interval_ms: 50
+`
+
+// TestSidecarSandbox: a sidecar runs in a sandbox of its own. It starts in
+// its approved snapshot and reads it, writes only its data dir, holds its
+// secret, and cannot read the user's secrets, the agent's project, or
+// change its own code (threat F5: a sidecar is code someone else wrote).
+func TestSidecarSandbox(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed (CI installs it)")
+	}
+	e := sandboxtest.NewEnv(t)
+	skill := filepath.Join(t.TempDir(), "probe")
+	if err := os.MkdirAll(skill, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"SKILL.md":   "---\nname: probe\ndescription: Reports what its sidecar can reach.\n---\nProbe.\n",
+		"omac.yaml":  probeManifest,
+		"sidecar.py": probeSidecar,
+	} {
+		if err := os.WriteFile(filepath.Join(skill, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state, data := t.TempDir(), t.TempDir()
+	t.Cleanup(func() { _ = skills.RemoveTree(filepath.Join(state, "warden")) })
+	dataDir := filepath.Join(data, "warden-skill-data", "probe")
+	env := e.Environ("WARDEN_KEYRING_BACKEND=file", "WARDEN_KEYRING_PASSPHRASE=p", "XDG_STATE_HOME="+state, "XDG_DATA_HOME="+data,
+		"PROBE_HOME="+e.Home, "PROBE_WORK="+e.Work, "PROBE_DATA="+dataDir)
+	warden := func(args ...string) sandboxtest.Result {
+		return sandboxtest.Run(t, e.Warden, sandboxtest.Cmd{Dir: e.Work, Env: env, Args: args})
+	}
+	secrets := filepath.Join(t.TempDir(), "probe.env")
+	if err := os.WriteFile(secrets, []byte("PROBE_SECRET=sidecar-only-7f3e\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := warden("skill", "register", skill, "--secrets-from", secrets, "--yes"); r.Code != 0 {
+		t.Fatalf("register\n%s", r)
+	}
+	r := warden("run", "--skill", "probe", "--", "curl", "-sS", "--unix-socket", "/run/warden/facade.sock", "http://warden/probe/probe")
+	if r.Code != 0 {
+		t.Fatalf("run\n%s", r)
+	}
+	var got map[string]string
+	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
+		t.Fatalf("probe answer: %v\n%s", err, r)
+	}
+	want := map[string]string{
+		"read-own-files": "ok",
+		"read-ssh-key":   "ENOENT", // $HOME is a throw-away tmpfs
+		"read-project":   "ENOENT",
+		"write-project":  "ENOENT",
+		"write-snapshot": "EROFS",
+		"write-data":     "ok",
+		"secret":         "present",
+		"pid1":           "/run/warden/warden", // warden's PID 1: a PID namespace of its own
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	if !strings.Contains(got["cwd"], filepath.Join(state, "warden", "skills", "probe")) {
+		t.Errorf("the sidecar starts in %s, not its snapshot", got["cwd"])
+	}
+	if _, err := os.Stat(filepath.Join(e.Work, "from-sidecar")); err == nil {
+		t.Error("the sidecar wrote into the agent's project")
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "state.json")); err != nil {
+		t.Errorf("the sidecar's data dir write did not land on the host: %v", err)
+	}
+}
