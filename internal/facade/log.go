@@ -38,6 +38,10 @@ func (w *logWriter) Write(p []byte) (int, error) {
 }
 
 func (w *logWriter) Flush() {
+	if fl, ok := w.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+		return
+	}
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
 }
 
@@ -85,6 +89,9 @@ func (b *countBody) Read(p []byte) (int, error) {
 // Authorization cannot leak; the path is left out because queries may
 // carry secrets.
 func (f *Facade) logRequest(r *http.Request, w *logWriter, mount string, body *countBody, start time.Time) {
+	if !f.log.Enabled(r.Context(), slog.LevelInfo) {
+		return
+	}
 	var in, out int64
 	if body != nil {
 		in = body.n

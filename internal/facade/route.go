@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -135,9 +136,17 @@ func (f *Facade) SetRoute(r Route) error {
 			nr.tr = f.newTransport(r.Timeout)
 		}
 		nr.proxy = &httputil.ReverseProxy{
-			Rewrite:       nr.rewrite,
-			Transport:     nr.tr,
-			FlushInterval: -1,
+			Rewrite:   nr.rewrite,
+			Transport: nr.tr,
+			// FlushInterval 0: ReverseProxy itself flushes after every
+			// write for text/event-stream and for responses of unknown
+			// length (chunked streams), so SSE frames and other streams go
+			// out as they arrive. Responses with a Content-Length are
+			// buffered and leave in as few writes as possible; -1 here
+			// would flush the headers and every body write separately
+			// (and start a timer goroutine per request).
+			FlushInterval: 0,
+			BufferPool:    copyBufs,
 			ErrorHandler:  f.proxyError,
 			ErrorLog:      slog.NewLogLogger(f.log.Handler(), slog.LevelDebug),
 		}
@@ -177,6 +186,24 @@ func (f *Facade) Routes() []Route {
 	}
 	slices.SortFunc(rs, func(a, b Route) int { return strings.Compare(a.Mount, b.Mount) })
 	return rs
+}
+
+// copyBufs recycles ReverseProxy's body copy buffers, which it would
+// otherwise allocate (32 KiB) for every request.
+var copyBufs httputil.BufferPool = bufPool{}
+
+const copyBufSize = 32 << 10
+
+var bufs = sync.Pool{New: func() any { return new([copyBufSize]byte) }}
+
+type bufPool struct{}
+
+func (bufPool) Get() []byte { return bufs.Get().(*[copyBufSize]byte)[:] }
+
+func (bufPool) Put(b []byte) {
+	if cap(b) == copyBufSize {
+		bufs.Put((*[copyBufSize]byte)(b[:copyBufSize]))
+	}
 }
 
 func (f *Facade) newTransport(timeout time.Duration) *http.Transport {

@@ -31,18 +31,19 @@ func caKeyStore(state string, open func() (secrets.Store, error)) mitm.KeyStore 
 	if err != nil || st.Name() == keychain.BackendFile {
 		return file
 	}
+	// A keychain that cannot answer (a locked collection, a daemon gone)
+	// is no place for the key.
+	if _, err := st.Get(caKeyService, caKeyAccount); err != nil && !errors.Is(err, secrets.ErrNotFound) {
+		return file
+	}
 	return keychainKeyStore{st}
 }
 
-// openNativeKeychain opens the native keychain only (never the encrypted
-// file, which would need a passphrase for a key the state dir already
-// protects as well).
-func openNativeKeychain() (secrets.Store, error) {
-	b := keychain.NativeBackend()
-	if b == "" {
-		return nil, errors.New("no native keychain on this system")
-	}
-	o, err := keychain.Open(keychain.Config{Backend: b})
+// openKeychain opens the secret store as configured; caKeyStore uses it
+// only when it is a native keychain (the encrypted file would add a
+// passphrase to a key the 0600 state dir protects as well).
+func openKeychain() (secrets.Store, error) {
+	o, err := keychain.Open(keychain.Config{})
 	if err != nil {
 		return nil, err
 	}

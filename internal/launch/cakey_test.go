@@ -94,3 +94,22 @@ func pubKey(t *testing.T, ca *mitm.CA) string {
 	}
 	return string(der)
 }
+
+// brokenStore is a keychain that cannot answer.
+type brokenStore struct{ *keychain.Mock }
+
+func (brokenStore) Get(string, string) (secrets.Secret, error) {
+	return secrets.Secret{}, errors.New("no D-Bus session bus")
+}
+
+func TestCAKeyStoreBrokenKeychain(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	ks := caKeyStore(state, func() (secrets.Store, error) { return brokenStore{keychain.NewMock()}, nil })
+	if _, err := mitm.New(mitm.Options{Store: ks, Permitted: []string{"example.com"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(state, "ca-key.pem")); err != nil {
+		t.Errorf("with a keychain that cannot answer the key must go to the file: %v", err)
+	}
+}

@@ -182,7 +182,7 @@ func startEgress(p *Plan, logger *slog.Logger) (*egressSession, error) {
 			af.Close()
 			return nil, err
 		}
-		ca, err := mitm.New(mitm.Options{Store: caKeyStore(state, openNativeKeychain), Permitted: hosts})
+		ca, err := mitm.New(mitm.Options{Store: caKeyStore(state, openKeychain), Permitted: hosts})
 		if err != nil {
 			af.Close()
 			return nil, fmt.Errorf("launch: interception CA: %w", err)
