@@ -128,7 +128,13 @@ func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logg
 			continue
 		}
 		_ = fac.SetRoute(facade.Route{Mount: a.Mount, Name: a.Name, Mode: facade.ModeDown, SkillMD: md, Message: "starting"})
-		argv := sc.ExpandCommand(func(k string) (string, bool) { v, ok := a.Config[k]; return v, ok })
+		argv := sc.ExpandCommand(func(k string) (string, bool) {
+			if k == "SIDECAR_PORT" || k == "SIDECAR_SKILL" {
+				return "${" + k + "}", true // the supervisor fills these in at each start
+			}
+			v, ok := a.Config[k]
+			return v, ok
+		})
 		if len(argv) > 0 && !filepath.IsAbs(argv[0]) && strings.Contains(argv[0], "/") {
 			argv[0] = filepath.Join(a.SnapshotDir, argv[0])
 		}

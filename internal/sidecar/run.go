@@ -320,7 +320,7 @@ func (sc *sidecar) launch() (*proc, error) {
 		return strings.HasPrefix(kv, "LISTEN_PID=") || strings.HasPrefix(kv, "LISTEN_FDS=") || strings.HasPrefix(kv, "LISTEN_FDNAMES=")
 	})
 	env = append(env, "SIDECAR_PORT="+strconv.Itoa(port), "SIDECAR_SKILL="+sp.Name)
-	argv := sp.Command
+	argv := ExpandRuntime(sp.Command, port, sp.Name)
 	var extra []*os.File
 	if sp.ListenFD {
 		f, err := sc.ln.File() // a dup; closed below once the child has it
@@ -477,4 +477,17 @@ func (p *proc) stop(grace time.Duration) {
 	if p.outR != nil {
 		p.outR.Close()
 	}
+}
+
+// ExpandRuntime replaces ${SIDECAR_PORT} and ${SIDECAR_SKILL} (also
+// without braces) in argv with the values of this start, which only the
+// supervisor knows (omac manifests may pass the port as an argument).
+func ExpandRuntime(argv []string, port int, name string) []string {
+	r := strings.NewReplacer("${SIDECAR_PORT}", strconv.Itoa(port), "$SIDECAR_PORT", strconv.Itoa(port),
+		"${SIDECAR_SKILL}", name, "$SIDECAR_SKILL", name)
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = r.Replace(a)
+	}
+	return out
 }

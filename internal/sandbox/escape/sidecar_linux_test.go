@@ -48,7 +48,8 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
     def log_message(self, *a):
         pass
-http.server.HTTPServer(("127.0.0.1", int(os.environ["SIDECAR_PORT"])), H).serve_forever()
+import sys
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()  # ${SIDECAR_PORT} in the manifest's argv
 `
 
 const probeManifest = `name: probe
@@ -56,7 +57,7 @@ type: rest
 version: 1.0.0
 description: sidecar confinement probe
 sidecar:
-  command: ["python3", "./sidecar.py"]
+  command: ["python3", "./sidecar.py", "${SIDECAR_PORT}"]
   mount: probe
   env_passthrough: [PROBE_HOME, PROBE_WORK, PROBE_DATA]
   secrets:
