@@ -327,7 +327,7 @@ func Briefing(plan *Plan, approved []skills.Approved) string {
 	return b.String()
 }
 
-// prepareHarness writes the bridge files and adds their read-only binds
+// prepare writes the bridge files and adds their read-only binds
 // and the skill binds. Files under InnerHarnessDir live in the session's
 // runtime dir; the others are written in the managed home and bound
 // read-only over themselves (the home is a mount point, so it cannot be
@@ -361,14 +361,10 @@ func (hp *HarnessPlan) prepare(sb *sandbox.Spec) error {
 	if sb.Landlock != nil {
 		sb.Landlock.FS = append(sb.Landlock.FS, landlock.PathRule{Path: InnerHarnessDir, Access: landlock.RO, Why: "harness bridge files"})
 	}
-	for _, b := range hp.Skills {
-		if err := os.MkdirAll(b.Dst, 0o700); err != nil && !strings.HasPrefix(b.Dst, "/run/") {
-			// A skill dir under the sandbox's throw-away $HOME has no host
-			// counterpart; bwrap creates the mount point there.
-			_ = err
-		}
-		sb.Binds = append(sb.Binds, b)
-	}
+	// bwrap creates the skills' mount points: in the managed home (so on
+	// the host, harmlessly) or in the sandbox's throw-away $HOME (never in
+	// the user's real one).
+	sb.Binds = append(sb.Binds, hp.Skills...)
 	return nil
 }
 
