@@ -506,10 +506,16 @@ func TestBodyLimit(t *testing.T) {
 	}
 }
 
+// TestSSEIncremental checks that streams are forwarded as they arrive: SSE,
+// and any other response of unknown length (here chunked NDJSON).
 func TestSSEIncremental(t *testing.T) {
 	step := make(chan struct{})
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
+		if r.URL.Path == "/ndjson" {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+		} else {
+			w.Header().Set("Content-Type", "text/event-stream")
+		}
 		w.WriteHeader(200)
 		fmt.Fprint(w, "data: 1\n\n")
 		w.(http.Flusher).Flush()
@@ -533,6 +539,7 @@ func TestSSEIncremental(t *testing.T) {
 	}{
 		{"unix", unixClient(t, h.trusted), "http://warden/sse/tick", nil},
 		{"tcp", tcpClient(t), "http://" + h.tcpAddr + "/sse/tick", map[string]string{"Authorization": "Bearer " + testToken}},
+		{"unix-chunked", unixClient(t, h.trusted), "http://warden/sse/ndjson", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest("GET", tc.url, nil)

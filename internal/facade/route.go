@@ -76,6 +76,7 @@ type Route struct {
 type route struct {
 	Route
 	target *url.URL
+	prefix []string // X-Forwarded-Prefix value: "/" + Mount
 	tr     *http.Transport
 	proxy  *httputil.ReverseProxy
 }
@@ -117,7 +118,7 @@ func (f *Facade) SetRoute(r Route) error {
 	r.Missing = slices.Clone(r.Missing)
 	r.SkillMD = slices.Clone(r.SkillMD)
 	r.Header = r.Header.Clone()
-	nr := &route{Route: r}
+	nr := &route{Route: r, prefix: []string{"/" + r.Mount}}
 	if r.Mode == ModeProxy {
 		u, err := url.Parse(r.Upstream)
 		if err != nil || u.Scheme != "http" || u.Host == "" || u.User != nil {
@@ -234,7 +235,7 @@ func (rt *route) rewrite(pr *httputil.ProxyRequest) {
 		}
 	}
 	pr.SetURL(rt.target)
-	h.Set("X-Forwarded-Prefix", "/"+rt.Mount)
+	h["X-Forwarded-Prefix"] = rt.prefix
 	for k, v := range rt.Header {
 		h[k] = slices.Clone(v)
 	}

@@ -52,6 +52,10 @@ type Descriptor struct {
 	// Args, when set, rewrites the user's arguments (e.g. to add a flag
 	// after a subcommand).
 	Args func(user []string) []string
+	// Prepare, when set, adjusts the harness's own state in the managed
+	// home just before the start, knowing the session's environment
+	// (e.g. to pre-approve the key placeholder, which is new each session).
+	Prepare func(home string, env map[string]string) error
 	// SandboxOff says how the harness's own sandbox or permission prompt
 	// layer is turned off (warden is the sandbox); shown by --print-plan.
 	SandboxOff string

@@ -357,6 +357,16 @@ func (hp *HarnessPlan) prepare(sb *sandbox.Spec) error {
 			return err
 		}
 	}
+	if hp.Harness.Prepare != nil {
+		env := map[string]string{}
+		for _, kv := range sandbox.MergeEnv(sb.Policy.Env, sb.Env) {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		if err := hp.Harness.Prepare(hp.Home, env); err != nil {
+			return err
+		}
+	}
 	sb.Binds = append(sb.Binds, sandbox.Bind{Src: runHost, Dst: InnerHarnessDir})
 	if sb.Landlock != nil {
 		sb.Landlock.FS = append(sb.Landlock.FS, landlock.PathRule{Path: InnerHarnessDir, Access: landlock.RO, Why: "harness bridge files"})

@@ -2,6 +2,11 @@
 package claude
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/wardenhq/warden/internal/harness"
@@ -33,7 +38,63 @@ func New() *harness.Descriptor {
 		SkillDirs:  []string{"skills"},
 		SandboxOff: `settings "sandbox": {"enabled": false}; IS_SANDBOX=1 (warden is the sandbox; the permission prompts stay the user's choice)`,
 		Bridge:     bridge,
+		Prepare:    prepare,
 	}
+}
+
+// maxApproved bounds the approved-key list prepare keeps: one placeholder
+// is added per session.
+const maxApproved = 20
+
+// prepare marks onboarding done in the managed home (its connectivity
+// check would contact api.anthropic.com even with --api-base) and
+// approves this session's key placeholder, which Claude Code otherwise
+// asks about at every interactive start (it remembers keys by their last
+// 20 characters, and warden's placeholder is new each session). The file
+// stays Claude Code's: everything else in it is kept.
+func prepare(home string, env map[string]string) error {
+	path := filepath.Join(home, ".claude.json")
+	state := map[string]any{}
+	b, err := os.ReadFile(path) //nolint:gosec // G304: the managed home's own file
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(b, &state); err != nil {
+			return fmt.Errorf("claude: %s: %w", path, err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("claude: %w", err)
+	}
+	if _, ok := state["hasCompletedOnboarding"]; !ok {
+		state["hasCompletedOnboarding"] = true
+	}
+	if key := env["ANTHROPIC_API_KEY"]; len(key) >= 20 {
+		resp, _ := state["customApiKeyResponses"].(map[string]any)
+		if resp == nil {
+			resp = map[string]any{}
+		}
+		approved, _ := resp["approved"].([]any)
+		approved = append(approved, key[len(key)-20:])
+		if len(approved) > maxApproved {
+			approved = approved[len(approved)-maxApproved:]
+		}
+		resp["approved"] = approved
+		if _, ok := resp["rejected"]; !ok {
+			resp["rejected"] = []any{}
+		}
+		state["customApiKeyResponses"] = resp
+	}
+	out, err := json.MarshalIndent(state, "", "  ")
+	if err != nil {
+		return fmt.Errorf("claude: %w", err)
+	}
+	tmp := path + ".warden-tmp"
+	if err := os.WriteFile(tmp, append(out, '\n'), 0o600); err != nil {
+		return fmt.Errorf("claude: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("claude: %w", err)
+	}
+	return nil
 }
 
 // bridge writes the user-scope settings.json of the managed

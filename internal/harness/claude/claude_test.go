@@ -3,6 +3,9 @@ package claude
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -132,5 +135,56 @@ func TestDescriptor(t *testing.T) {
 	}
 	if len(d.Keys) != 1 || d.Keys[0].Env != "ANTHROPIC_API_KEY" || d.Keys[0].Header != "x-api-key" {
 		t.Errorf("keys = %+v", d.Keys)
+	}
+}
+
+// TestPrepare: onboarding is marked done once, each session's placeholder
+// is approved (the list stays bounded), and Claude Code's own state in the
+// file is kept.
+func TestPrepare(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	path := filepath.Join(home, ".claude.json")
+	if err := os.WriteFile(path, []byte(`{"theme":"light","hasCompletedOnboarding":false,"projects":{"/p":{"x":1}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for i := range maxApproved + 5 {
+		last = fmt.Sprintf("warden-placeholder-%032x", i)
+		if err := New().Prepare(home, map[string]string{"ANTHROPIC_API_KEY": last}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var st struct {
+		Theme      string         `json:"theme"`
+		Onboarding bool           `json:"hasCompletedOnboarding"`
+		Projects   map[string]any `json:"projects"`
+		Responses  struct {
+			Approved []string `json:"approved"`
+			Rejected []string `json:"rejected"`
+		} `json:"customApiKeyResponses"`
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Theme != "light" || st.Projects["/p"] == nil {
+		t.Errorf("Claude Code's own state was lost: %s", b)
+	}
+	if st.Onboarding {
+		t.Error("an explicit hasCompletedOnboarding: false was overridden")
+	}
+	if n := len(st.Responses.Approved); n != maxApproved || st.Responses.Approved[n-1] != last[len(last)-20:] {
+		t.Errorf("approved = %v", st.Responses.Approved)
+	}
+	fresh := t.TempDir()
+	if err := New().Prepare(fresh, map[string]string{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(fresh, ".claude.json")); !strings.Contains(string(b), `"hasCompletedOnboarding": true`) {
+		t.Errorf("a new home is not marked onboarded: %s", b)
 	}
 }
