@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -53,7 +54,8 @@ type Route struct {
 	// Name is the skill name shown by GET /; empty means Mount.
 	Name string
 	Mode Mode
-	// Upstream is the sidecar's base URL, e.g. "http://127.0.0.1:4711"
+	// Upstream is the sidecar's base URL, e.g. "http://127.0.0.1:4711",
+	// or "unix:/abs/path.sock" for a sidecar reached over a Unix socket
 	// (ModeProxy only). A path in it is prepended to the forwarded path.
 	Upstream string
 	// SkillMD, if non-nil, is served for GET /<Mount> and /<Mount>/.
@@ -119,12 +121,21 @@ func (f *Facade) SetRoute(r Route) error {
 	r.SkillMD = slices.Clone(r.SkillMD)
 	r.Header = r.Header.Clone()
 	nr := &route{Route: r, prefix: []string{"/" + r.Mount}}
+	var socket string
 	if r.Mode == ModeProxy {
-		u, err := url.Parse(r.Upstream)
-		if err != nil || u.Scheme != "http" || u.Host == "" || u.User != nil {
-			return fmt.Errorf("facade: route %s: invalid upstream", r.Mount)
+		if p, ok := strings.CutPrefix(r.Upstream, "unix:"); ok {
+			if !filepath.IsAbs(p) {
+				return fmt.Errorf("facade: route %s: invalid upstream socket", r.Mount)
+			}
+			socket = p
+			nr.target = &url.URL{Scheme: "http", Host: "sidecar"}
+		} else {
+			u, err := url.Parse(r.Upstream)
+			if err != nil || u.Scheme != "http" || u.Host == "" || u.User != nil {
+				return fmt.Errorf("facade: route %s: invalid upstream", r.Mount)
+			}
+			nr.target = u
 		}
-		nr.target = u
 	}
 
 	f.mu.Lock()
@@ -134,7 +145,7 @@ func (f *Facade) SetRoute(r Route) error {
 		if old != nil && old.tr != nil && old.Upstream == r.Upstream && old.Timeout == r.Timeout {
 			nr.tr = old.tr
 		} else {
-			nr.tr = f.newTransport(r.Timeout)
+			nr.tr = f.newTransport(r.Timeout, socket)
 		}
 		nr.proxy = &httputil.ReverseProxy{
 			Rewrite:   nr.rewrite,
@@ -207,14 +218,20 @@ func (bufPool) Put(b []byte) {
 	}
 }
 
-func (f *Facade) newTransport(timeout time.Duration) *http.Transport {
+// newTransport is a route's pooled transport; with socket, every
+// connection goes to that Unix socket (a relay into a sidecar's sandbox).
+func (f *Facade) newTransport(timeout time.Duration, socket string) *http.Transport {
 	if timeout <= 0 {
 		timeout = f.cfg.ResponseHeaderTimeout
 	}
 	d := &net.Dialer{Timeout: f.cfg.DialTimeout, KeepAlive: 30 * time.Second}
+	dial := d.DialContext
+	if socket != "" {
+		dial = func(ctx context.Context, _, _ string) (net.Conn, error) { return d.DialContext(ctx, "unix", socket) }
+	}
 	return &http.Transport{
 		Proxy:                 nil, // never HTTP(S)_PROXY: sidecars are loopback
-		DialContext:           d.DialContext,
+		DialContext:           dial,
 		MaxIdleConns:          0,
 		MaxIdleConnsPerHost:   64,
 		IdleConnTimeout:       90 * time.Second,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/sandbox/landlock"
+	"github.com/wardenhq/warden/internal/skills"
 )
 
 // SidecarBox is the sandbox a skill's sidecar runs in: a sidecar holds
@@ -29,7 +31,21 @@ type SidecarBox struct {
 	Snapshot string   `json:"snapshot"`
 	DataDir  string   `json:"data_dir"`
 	Argv     []string `json:"argv"`
+	// Network, from the manifest, puts the sidecar in an empty network
+	// namespace whose only way out is its own egress proxy under these
+	// rules; warden reaches it through a Unix socket in ExposeDir that PID
+	// 1 relays to 127.0.0.1:SIDECAR_PORT inside. Nil shares the host's
+	// network.
+	Network   *skills.SidecarNetwork `json:"network,omitempty"`
+	ExposeDir string                 `json:"expose_dir,omitempty"`
 }
+
+// Inside a sidecar's sandbox: where its Unix socket is served.
+const (
+	innerExposeDir  = "/run/warden/expose"
+	exposeSocket    = "http.sock"
+	sidecarPortName = "SIDECAR_PORT"
+)
 
 // SidecarDataDir is a skill's writable data dir:
 // $XDG_DATA_HOME/warden-skill-data/NAME.
@@ -103,9 +119,8 @@ func runSidecarBox(file string) (int, error) {
 		}
 	}
 	slices.Sort(names)
-	open := policy.NetOpen
 	mode := policy.ModeSandbox
-	layer := policy.Layer{Mode: &mode, Env: &policy.EnvLayer{Passthrough: names}, Network: &policy.NetworkLayer{Mode: &open}}
+	layer := policy.Layer{Mode: &mode, Env: &policy.EnvLayer{Passthrough: names}, Network: sidecarNetwork(box.Network)}
 	plan, err := NewPlan(Options{Config: config.Options{
 		NoUserFile: true, // the user's policy is the agent's, not the sidecar's
 		Base:       []policy.Source{{Name: "sidecar " + box.Name, File: &policy.File{Version: 1, Layer: layer}}},
@@ -122,9 +137,33 @@ func runSidecarBox(file string) (int, error) {
 	// The snapshot lives in warden's state dir, which every policy hides;
 	// it is bound in read-only at its own path.
 	sb.Binds = append(sb.Binds, sandbox.Bind{Src: box.Snapshot, Dst: box.Snapshot})
+	if box.Network != nil {
+		port := os.Getenv(sidecarPortName)
+		if port == "" || box.ExposeDir == "" {
+			return 125, errors.New("a confined sidecar needs SIDECAR_PORT and an expose dir")
+		}
+		// A restart finds the last run's socket; PID 1 must bind anew.
+		if err := os.Remove(filepath.Join(box.ExposeDir, exposeSocket)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return 125, err
+		}
+		sb.Binds = append(sb.Binds, sandbox.Bind{Src: box.ExposeDir, Dst: innerExposeDir, RW: true})
+		sb.Exposes = append(sb.Exposes, sandbox.Expose{Unix: innerExposeDir + "/" + exposeSocket, TCP: "127.0.0.1:" + port})
+	}
 	if sb.Landlock != nil {
 		sb.Landlock.FS = append(sb.Landlock.FS, landlock.PathRule{Path: box.Snapshot, Access: landlock.RO, Why: "the sidecar's approved snapshot"})
 	}
 	// The runner forwards SIGTERM from the supervisor's teardown.
 	return plan.Run(context.Background(), Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+}
+
+// sidecarNetwork is the policy network layer of a sidecar's sandbox:
+// filtered by its manifest's rules, or the host's network.
+func sidecarNetwork(n *skills.SidecarNetwork) *policy.NetworkLayer {
+	if n == nil {
+		open := policy.NetOpen
+		return &policy.NetworkLayer{Mode: &open}
+	}
+	filtered := policy.NetFiltered
+	private := n.AllowPrivateDestinations
+	return &policy.NetworkLayer{Mode: &filtered, Allow: n.Allow, Deny: n.Deny, Rules: n.Rules, Hosts: n.Hosts, AllowPrivateDestinations: &private}
 }

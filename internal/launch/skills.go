@@ -143,11 +143,21 @@ func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logg
 			ss.close()
 			return nil, err
 		}
-		specs = append(specs, sidecar.Spec{
+		box := SidecarBox{Name: a.Name, Snapshot: a.SnapshotDir, DataDir: data, Network: sc.Network}
+		spec := sidecar.Spec{
 			Name: a.Name, Command: argv, Dir: a.SnapshotDir, Env: env,
 			HealthPath: sc.Health.Path, LogDir: logDir,
-			Wrap: sidecarWrap(p.Sandbox.Self, p.Sandbox.RuntimeDir, SidecarBox{Name: a.Name, Snapshot: a.SnapshotDir, DataDir: data}),
-		})
+		}
+		if sc.Network != nil {
+			box.ExposeDir = filepath.Join(p.Sandbox.RuntimeDir, "expose-"+a.Name)
+			if err := os.Mkdir(box.ExposeDir, 0o700); err != nil {
+				ss.close()
+				return nil, fmt.Errorf("skills: %w", err)
+			}
+			spec.Socket = filepath.Join(box.ExposeDir, exposeSocket)
+		}
+		spec.Wrap = sidecarWrap(p.Sandbox.Self, p.Sandbox.RuntimeDir, box)
+		specs = append(specs, spec)
 	}
 	routes := map[string]skills.Approved{}
 	for _, a := range approved {
@@ -159,7 +169,7 @@ func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logg
 		r := facade.Route{Mount: a.Mount, Name: a.Name, SkillMD: md}
 		switch st {
 		case sidecar.StateHealthy:
-			r.Mode, r.Upstream = facade.ModeProxy, "http://"+ss.sup.Addr(name)
+			r.Mode, r.Upstream = facade.ModeProxy, upstream(ss.sup.Addr(name))
 		case sidecar.StateBroken:
 			r.Mode = facade.ModeBroken
 		case sidecar.StateStarting, sidecar.StateDown, sidecar.StateStopped:
@@ -242,4 +252,13 @@ func sidecarEnv(a skills.Approved, store secrets.Store) ([]string, []string, err
 	}
 	slices.Sort(env)
 	return env, missing, nil
+}
+
+// upstream is the facade's URL for a sidecar address: "unix:<path>" as
+// is, "host:port" over HTTP.
+func upstream(addr string) string {
+	if strings.HasPrefix(addr, "unix:") {
+		return addr
+	}
+	return "http://" + addr
 }

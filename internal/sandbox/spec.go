@@ -25,6 +25,16 @@ const (
 	InnerProxyAddr = "127.0.0.1:3128"
 )
 
+// Expose is a Unix socket PID 1 listens on inside the sandbox (in a
+// directory bound in from the host, so the host can connect to it), whose
+// connections it relays to a TCP address inside the sandbox's network
+// namespace: the way in to a server in an empty namespace (a sandboxed
+// sidecar).
+type Expose struct {
+	Unix string `json:"unix"`
+	TCP  string `json:"tcp"`
+}
+
 // Bind is a runner-prepared host path made visible inside the sandbox.
 type Bind struct {
 	Src, Dst string
@@ -62,6 +72,8 @@ type Spec struct {
 	Binds  []Bind
 	Relays []Relay
 	Env    []string
+	// Exposes are PID 1's relays into the sandbox (see Expose).
+	Exposes []Expose
 	// Dir, when set, is where the target starts instead of the workdir
 	// (it must be visible in the sandbox).
 	Dir string
@@ -85,6 +97,8 @@ type ChildConfig struct {
 	Seccomp  *seccomp.Config   `json:"seccomp,omitempty"`
 	// Relays are served by PID 1 for the session's lifetime.
 	Relays []Relay `json:"relays,omitempty"`
+	// Exposes are served by PID 1 for the session's lifetime.
+	Exposes []Expose `json:"exposes,omitempty"`
 	// TTY makes the target a session leader whose controlling terminal
 	// is its stdin.
 	TTY bool `json:"tty,omitempty"`

@@ -44,6 +44,8 @@ type sidecar struct {
 	ln   *net.TCPListener // ListenFD mode only, held for the whole life
 	logw io.Writer        // nil: discard
 	logc io.Closer
+
+	socketHealth *http.Client // Spec.Socket only
 }
 
 func newSidecar(s *Supervisor, sp Spec) *sidecar {
@@ -62,15 +64,27 @@ func newSidecar(s *Supervisor, sp Spec) *sidecar {
 		sp.HealthInterval = 100 * time.Millisecond
 	}
 	ctx, stop := context.WithCancel(s.ctx)
+	var sh *http.Client
+	if sp.Socket != "" {
+		sock := sp.Socket
+		sh = &http.Client{Transport: &http.Transport{
+			Proxy:             nil,
+			DisableKeepAlives: true,
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				return (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "unix", sock)
+			},
+		}}
+	}
 	return &sidecar{
-		ctx:   ctx,
-		stop:  stop,
-		done:  make(chan struct{}),
-		state: -1, // unset, so the first StateStarting is reported
-		s:     s,
-		spec:  sp,
-		log:   s.log.With("sidecar", sp.Name),
-		first: make(chan error, 1),
+		socketHealth: sh,
+		ctx:          ctx,
+		stop:         stop,
+		done:         make(chan struct{}),
+		state:        -1, // unset, so the first StateStarting is reported
+		s:            s,
+		spec:         sp,
+		log:          s.log.With("sidecar", sp.Name),
+		first:        make(chan error, 1),
 	}
 }
 
@@ -78,7 +92,10 @@ func (sc *sidecar) status() Status {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	st := Status{Name: sc.spec.Name, State: sc.state, PID: sc.pid, Restarts: sc.restarts}
-	if sc.port != 0 {
+	switch {
+	case sc.spec.Socket != "":
+		st.Addr = "unix:" + sc.spec.Socket
+	case sc.port != 0:
 		st.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(sc.port))
 	}
 	return st
@@ -403,6 +420,9 @@ func (sc *sidecar) launch() (*proc, error) {
 func (sc *sidecar) waitHealthy(ctx context.Context, p *proc) error {
 	sp := sc.spec
 	u := "http://" + sc.status().Addr + sp.HealthPath
+	if sp.Socket != "" {
+		u = "http://sidecar" + sp.HealthPath
+	}
 	deadline := time.Now().Add(sp.HealthTimeout)
 	delay := time.Millisecond
 	for {
@@ -438,7 +458,11 @@ func (sc *sidecar) probe(ctx context.Context, u string) bool {
 	if err != nil {
 		return false
 	}
-	resp, err := sc.s.health.Do(req)
+	client := sc.s.health
+	if sc.spec.Socket != "" {
+		client = sc.socketHealth
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return false
 	}

@@ -75,6 +75,11 @@ type Spec struct {
 	// ListenFD says the sidecar accepts its listening socket as fd 3
 	// (systemd socket activation) instead of binding SIDECAR_PORT.
 	ListenFD bool
+	// Socket, when set, is a Unix socket through which the sidecar is
+	// reached instead of 127.0.0.1:SIDECAR_PORT (a relay into a sandbox
+	// with a network namespace of its own). Health checks use it, and
+	// Addr reports "unix:" + Socket.
+	Socket string
 }
 
 // Config configures a Supervisor.
@@ -102,7 +107,7 @@ type Config struct {
 type Status struct {
 	Name     string
 	State    State
-	Addr     string // "127.0.0.1:<port>"; empty before the first launch
+	Addr     string // "127.0.0.1:<port>" or "unix:<path>"; empty before the first launch
 	PID      int    // 0 when no process runs
 	Restarts int
 }
@@ -233,7 +238,8 @@ func (s *Supervisor) Start(ctx context.Context, specs ...Spec) error {
 	return errors.Join(errs...)
 }
 
-// Addr returns the sidecar's "127.0.0.1:<port>", or "" if unknown.
+// Addr returns the sidecar's "127.0.0.1:<port>" (or "unix:<path>" with
+// Spec.Socket), or "" if unknown.
 func (s *Supervisor) Addr(name string) string {
 	st, _ := s.Status(name)
 	return st.Addr

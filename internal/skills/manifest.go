@@ -71,6 +71,21 @@ type Sidecar struct {
 	// Protocols is informational and may have any shape.
 	Protocols any    `yaml:"protocols,omitempty" json:"protocols,omitempty"`
 	Limits    Limits `yaml:"limits,omitempty" json:"limits"`
+	// Network, a warden extension, confines the sidecar's own traffic:
+	// it then runs in an empty network namespace, reached only through
+	// warden, and its requests leave through warden's egress proxy under
+	// these rules (the same syntax as a policy's network section).
+	// Without it the sidecar shares the host's network, as under omac.
+	Network *SidecarNetwork `yaml:"network,omitempty" json:"network,omitempty"`
+}
+
+// SidecarNetwork is a sidecar's egress policy.
+type SidecarNetwork struct {
+	Allow                    []string          `yaml:"allow,omitempty" json:"allow,omitempty"`
+	Deny                     []string          `yaml:"deny,omitempty" json:"deny,omitempty"`
+	Rules                    []string          `yaml:"rules,omitempty" json:"rules,omitempty"`
+	Hosts                    map[string]string `yaml:"hosts,omitempty" json:"hosts,omitempty"`
+	AllowPrivateDestinations bool              `yaml:"allow_private_destinations,omitempty" json:"allow_private_destinations,omitempty"`
 }
 
 // SecretSpec declares a secret the sidecar receives in its environment.
@@ -327,6 +342,19 @@ func (m *Manifest) validate(file string, doc *yaml.Node) ParseErrors {
 			}
 		}
 		fromEnv(c.DefaultFromEnv, append(p, "default_from_env")...)
+	}
+
+	if n := sc.Network; n != nil {
+		for _, l := range []struct {
+			key  string
+			list []string
+		}{{"allow", n.Allow}, {"deny", n.Deny}, {"rules", n.Rules}} {
+			for i, e := range l.list {
+				if strings.TrimSpace(e) == "" || strings.ContainsAny(e, "\x00\r\n") {
+					add(fmt.Sprintf("invalid entry %q", e), "sidecar", "network", l.key, i)
+				}
+			}
+		}
 	}
 
 	h := sc.Health

@@ -218,7 +218,7 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 	stW.Close()
 	cfgR.Close()
 
-	cc := sandbox.ChildConfig{Argv: s.Argv, Env: sandbox.MergeEnv(s.Policy.Env, s.Env), Dir: s.StartDir(), Limits: s.Policy.Limits, Landlock: s.Landlock, Seccomp: s.Seccomp, Relays: s.Relays, TTY: s.TTY}
+	cc := sandbox.ChildConfig{Argv: s.Argv, Env: sandbox.MergeEnv(s.Policy.Env, s.Env), Dir: s.StartDir(), Limits: s.Policy.Limits, Landlock: s.Landlock, Seccomp: s.Seccomp, Relays: s.Relays, Exposes: s.Exposes, TTY: s.TTY}
 	if s.Policy.Scratch {
 		cc.Dir = sandbox.InnerScratch
 	}

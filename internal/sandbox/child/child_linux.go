@@ -79,9 +79,14 @@ func Init() int {
 			return fail(125, "sandbox init: relay %s: %v", rl.Listen, err)
 		}
 	}
+	for _, ex := range cfg.Exposes {
+		if err := startExpose(ex); err != nil {
+			return fail(125, "sandbox init: expose %s: %v", ex.Unix, err)
+		}
+	}
 
 	var target int
-	if len(cfg.Relays) == 0 {
+	if len(cfg.Relays) == 0 && len(cfg.Exposes) == 0 {
 		// Nothing for PID 1 to host: it takes the final restrictions
 		// itself (they are inherited) and starts the target directly,
 		// saving a second process image.

@@ -26,16 +26,36 @@ func startRelay(rl sandbox.Relay) error {
 			if err != nil {
 				return
 			}
-			go relay(c, rl.Unix)
+			go relay(c, "unix", rl.Unix)
 		}
 	}()
 	return nil
 }
 
-func relay(c net.Conn, path string) {
+// startExpose listens on ex.Unix (in a directory the host bound in) and
+// copies each connection to and from a fresh TCP connection to ex.TCP in
+// the sandbox's own network namespace.
+func startExpose(ex sandbox.Expose) error {
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "unix", ex.Unix)
+	if err != nil {
+		return err
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go relay(c, "tcp", ex.TCP)
+		}
+	}()
+	return nil
+}
+
+func relay(c net.Conn, network, addr string) {
 	defer c.Close()
 	d := net.Dialer{Timeout: 5 * time.Second}
-	u, err := d.Dial("unix", path)
+	u, err := d.Dial(network, addr)
 	if err != nil {
 		return
 	}
@@ -43,13 +63,16 @@ func relay(c net.Conn, path string) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		_, _ = io.Copy(u, c)
-		if uc, ok := u.(*net.UnixConn); ok {
-			_ = uc.CloseWrite()
-		}
+		closeWrite(u)
 	})
 	_, _ = io.Copy(c, u)
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.CloseWrite()
-	}
+	closeWrite(c)
 	wg.Wait()
+}
+
+// closeWrite half-closes a TCP or Unix connection.
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
 }

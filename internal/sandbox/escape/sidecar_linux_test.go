@@ -4,6 +4,10 @@ package escape_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +45,18 @@ class H(http.server.BaseHTTPRequestHandler):
                 "secret": "present" if os.environ.get("PROBE_SECRET") == "sidecar-only-7f3e" else "missing",
                 "pid1": open("/proc/1/cmdline").read().split("\0")[0],
             }
+            if os.environ.get("PROBE_NET"):
+                import socket, urllib.request, urllib.error
+                def fetch(u):
+                    try:
+                        return str(urllib.request.urlopen(u, timeout=5).status)
+                    except urllib.error.HTTPError as e:
+                        return str(e.code) + " " + e.headers.get("X-Warden-Deny", "")
+                    except Exception as e:
+                        return type(e).__name__
+                r["allowed-via-proxy"] = fetch(os.environ["PROBE_NET"])
+                r["denied-via-proxy"] = fetch("http://elsewhere.test/")
+                r["direct"] = probe(lambda: socket.create_connection(("1.1.1.1", 443), 3))
             body = json.dumps(r).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -59,7 +75,7 @@ description: sidecar confinement probe
 sidecar:
   command: ["python3", "./sidecar.py", "${SIDECAR_PORT}"]
   mount: probe
-  env_passthrough: [PROBE_HOME, PROBE_WORK, PROBE_DATA]
+  env_passthrough: [PROBE_HOME, PROBE_WORK, PROBE_DATA, PROBE_NET]
   secrets:
     - name: PROBE_SECRET
   health:
@@ -136,5 +152,70 @@ func TestSidecarSandbox(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dataDir, "state.json")); err != nil {
 		t.Errorf("the sidecar's data dir write did not land on the host: %v", err)
+	}
+}
+
+// TestSidecarNetworkConfined: a sidecar whose manifest declares network
+// rules runs in an empty network namespace; warden reaches it through a
+// Unix socket PID 1 relays in, and its own requests leave only through its
+// egress proxy: the allowed host works, another is refused with the
+// proxy's reason, and a direct connection has no route.
+func TestSidecarNetworkConfined(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed (CI installs it)")
+	}
+	e := sandboxtest.NewEnv(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("upstream")) }))
+	t.Cleanup(up.Close)
+	port := up.Listener.Addr().(*net.TCPAddr).Port
+	skill := filepath.Join(t.TempDir(), "netprobe")
+	if err := os.MkdirAll(skill, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := strings.ReplaceAll(probeManifest, "name: probe", "name: netprobe") +
+		fmt.Sprintf("  network:\n    allow: [\"allowed.test:%d\"]\n    hosts: {allowed.test: 127.0.0.1, elsewhere.test: 127.0.0.1}\n    allow_private_destinations: true\n", port)
+	manifest = strings.ReplaceAll(manifest, "mount: probe", "mount: netprobe")
+	for name, body := range map[string]string{
+		"SKILL.md":   "---\nname: netprobe\ndescription: Reports what a confined sidecar can reach.\n---\nProbe.\n",
+		"omac.yaml":  manifest,
+		"sidecar.py": probeSidecar,
+	} {
+		if err := os.WriteFile(filepath.Join(skill, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state, data := t.TempDir(), t.TempDir()
+	t.Cleanup(func() { _ = skills.RemoveTree(filepath.Join(state, "warden")) })
+	env := e.Environ("WARDEN_KEYRING_BACKEND=file", "WARDEN_KEYRING_PASSPHRASE=p", "XDG_STATE_HOME="+state, "XDG_DATA_HOME="+data,
+		"PROBE_HOME="+e.Home, "PROBE_WORK="+e.Work, "PROBE_DATA="+filepath.Join(data, "warden-skill-data", "netprobe"),
+		fmt.Sprintf("PROBE_NET=http://allowed.test:%d/", port))
+	warden := func(args ...string) sandboxtest.Result {
+		return sandboxtest.Run(t, e.Warden, sandboxtest.Cmd{Dir: e.Work, Env: env, Args: args})
+	}
+	secrets := filepath.Join(t.TempDir(), "probe.env")
+	if err := os.WriteFile(secrets, []byte("PROBE_SECRET=sidecar-only-7f3e\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := warden("skill", "register", skill, "--secrets-from", secrets, "--yes"); r.Code != 0 {
+		t.Fatalf("register\n%s", r)
+	}
+	r := warden("run", "--skill", "netprobe", "--", "curl", "-sS", "--unix-socket", "/run/warden/facade.sock", "http://warden/netprobe/probe")
+	if r.Code != 0 {
+		t.Fatalf("run\n%s", r)
+	}
+	var got map[string]string
+	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
+		t.Fatalf("probe answer: %v\n%s", err, r)
+	}
+	for k, v := range map[string]string{
+		"allowed-via-proxy": "200",
+		"denied-via-proxy":  "403 host-not-allowed",
+		"direct":            "ENETUNREACH",
+		"secret":            "present",
+		"read-ssh-key":      "ENOENT",
+	} {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
 	}
 }
