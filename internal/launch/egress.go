@@ -76,7 +76,7 @@ func addCredentials(cfg *egress.Config, creds []policy.Credential, sb *sandbox.S
 // askFunc is the proxy's Ask for network.on_unknown: ask: the decisions
 // the user remembered for this project (or globally), then a dialog or
 // the terminal; "always" and "never" answers are remembered.
-func askFunc(workdir string, logger *slog.Logger) (func(context.Context, string, int) egress.Decision, error) {
+func askFunc(workdir string, openTTY func() (io.ReadWriteCloser, error), logger *slog.Logger) (func(context.Context, string, int) egress.Decision, error) {
 	path, err := prompt.DefaultPath()
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
@@ -88,7 +88,7 @@ func askFunc(workdir string, logger *slog.Logger) (func(context.Context, string,
 	log := logger.With("component", "prompt")
 	return prompt.New(prompt.Config{
 		Learned: learned,
-		Asker:   prompt.Choose(prompt.ChooseOptions{Logger: log}),
+		Asker:   prompt.Choose(prompt.ChooseOptions{Logger: log, OpenTTY: openTTY}),
 		Scope:   workdir,
 		Logger:  log,
 	}).Ask, nil
@@ -164,7 +164,7 @@ func startEgress(p *Plan, logger *slog.Logger) (*egressSession, error) {
 		return nil, err
 	}
 	if p.Resolved.Network.OnUnknown == "ask" {
-		if cfg.Ask, err = askFunc(p.Resolved.Workdir, logger); err != nil {
+		if cfg.Ask, err = askFunc(p.Resolved.Workdir, p.promptTTY, logger); err != nil {
 			af.Close()
 			return nil, err
 		}

@@ -13,8 +13,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/wardenhq/warden/internal/config"
+	"github.com/wardenhq/warden/internal/egress/prompt"
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/sandbox/bwrap"
@@ -51,6 +53,20 @@ type Plan struct {
 	Backend  policy.Backend
 	// Harness is set by `warden start`.
 	Harness *HarnessPlan
+
+	// tty is the pty handed to the sandbox, once there is one: network
+	// prompts borrow the terminal through it.
+	tty atomic.Pointer[pty.Session]
+}
+
+// promptTTY is the terminal network prompts use: the session's own pty
+// when warden hands one to the sandbox (keystrokes then cannot reach the
+// sandbox while warden asks), else /dev/tty.
+func (p *Plan) promptTTY() (io.ReadWriteCloser, error) {
+	if s := p.tty.Load(); s != nil {
+		return s.Prompt()
+	}
+	return prompt.OpenTTY()
 }
 
 // PolicyError marks an error in the policy (as opposed to the machine).
@@ -203,6 +219,8 @@ func (p *Plan) Run(ctx context.Context, io Streams) (int, error) {
 	case policy.BackendBwrap:
 		if ts, ok := openTTY(io); ok {
 			defer ts.Close()
+			p.tty.Store(ts)
+			defer p.tty.Store(nil)
 			p.Sandbox.TTY = true
 			io = Streams{In: ts.Follower, Out: ts.Follower, Err: ts.Follower}
 		}

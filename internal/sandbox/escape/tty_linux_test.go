@@ -2,6 +2,9 @@ package escape
 
 import (
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,5 +105,57 @@ func TestInteractiveTTY(t *testing.T) {
 		if strings.TrimSpace(line) == "not-interrupted" {
 			t.Errorf("Ctrl-C did not interrupt the foreground command:\n%s", pane)
 		}
+	}
+}
+
+// TestNetworkPromptOnPty: with network.on_unknown: ask and an interactive
+// session, warden asks on the user's terminal while the sandbox holds its
+// pty: the answer's keystrokes go to warden, never to the program in the
+// sandbox; "deny" refuses (403), "always" allows and is remembered.
+func TestNetworkPromptOnPty(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (CI installs it)")
+	}
+	e := sandboxtest.NewEnv(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	t.Cleanup(up.Close)
+	port := up.Listener.Addr().(*net.TCPAddr).Port
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(pol, []byte(`version: 1
+network:
+  mode: filtered
+  on_unknown: ask
+  hosts: {one.test: 127.0.0.1, two.test: 127.0.0.1}
+  allow_private_destinations: true
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config")
+	m := &tmux{t: t, sock: filepath.Join(dir, "tmux.sock")}
+	script := fmt.Sprintf("cd %q && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q TERM=screen %q run --policy %q -- bash --norc --noprofile -i; sleep 60",
+		e.Work, e.Home, cfg, filepath.Join(dir, "state"), e.Warden, pol)
+	m.run("-f", "/dev/null", "new-session", "-d", "-s", "w", "-x", "150", "-y", "40", script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", m.sock, "kill-server").Run() })
+	m.run("send-keys", "-t", "w", "PS1='ready> '", "Enter")
+	m.waitFor("ready> ")
+
+	curl := func(host string) {
+		m.run("send-keys", "-t", "w", fmt.Sprintf("curl -s -o /dev/null -w '%s=%%{http_code}\\n' http://%s:%d/", host, host, port), "Enter")
+	}
+	curl("one.test")
+	m.waitFor(fmt.Sprintf("allow network access to one.test:%d?", port))
+	m.run("send-keys", "-t", "w", "d", "Enter")
+	m.waitFor("one.test=403")
+	curl("two.test")
+	m.waitFor(fmt.Sprintf("allow network access to two.test:%d?", port))
+	m.run("send-keys", "-t", "w", "a", "Enter")
+	m.waitFor("two.test=200")
+	if pane := m.run("capture-pane", "-p", "-t", "w"); strings.Contains(pane, "command not found") {
+		t.Errorf("an answer's keystrokes reached the sandbox:\n%s", pane)
+	}
+	learned, err := os.ReadFile(filepath.Join(cfg, "warden", "learned-network.yaml"))
+	if err != nil || !strings.Contains(string(learned), "two.test") || strings.Contains(string(learned), "one.test") {
+		t.Errorf("learned decisions: %v\n%s", err, learned)
 	}
 }

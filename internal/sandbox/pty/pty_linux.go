@@ -37,10 +37,17 @@ type Session struct {
 
 	leader   *os.File
 	term     *os.File
+	out      io.Writer
 	restore  *unix.Termios
 	winch    chan os.Signal
 	outDone  chan struct{}
 	closeOne sync.Once
+
+	// outGate is held while a prompt owns the terminal: the sandbox's
+	// output waits (in the pty's buffer) instead of overwriting it.
+	outGate sync.Mutex
+	mu      sync.Mutex
+	prompt  *promptIO // non-nil while a prompt owns the input
 }
 
 // Open allocates a pty sized like term (the user's terminal, also where
@@ -65,7 +72,7 @@ func Open(term *os.File, out io.Writer) (*Session, error) {
 		leader.Close()
 		return nil, fmt.Errorf("pty: open follower: %w", err)
 	}
-	s := &Session{Follower: follower, leader: leader, term: term, winch: make(chan os.Signal, 1), outDone: make(chan struct{})}
+	s := &Session{Follower: follower, leader: leader, term: term, out: out, winch: make(chan os.Signal, 1), outDone: make(chan struct{})}
 	s.resize()
 	tfd := int(term.Fd())
 	if old, err := unix.IoctlGetTermios(tfd, unix.TCGETS); err == nil {
@@ -81,16 +88,188 @@ func Open(term *os.File, out io.Writer) (*Session, error) {
 			s.resize()
 		}
 	}()
-	go func() {
-		// Input: ends when warden exits (the user's terminal is not
-		// closed under a blocked read).
-		_, _ = io.Copy(leader, term)
-	}()
+	go s.input()
 	go func() {
 		defer close(s.outDone)
-		_, _ = io.Copy(out, leader)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := leader.Read(buf)
+			if n > 0 {
+				s.outGate.Lock()
+				_, werr := out.Write(buf[:n])
+				s.outGate.Unlock()
+				if werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
 	}()
 	return s, nil
+}
+
+// input copies the user's keystrokes to the pty, or to the prompt that
+// owns the terminal. It ends when warden exits (the user's terminal is not
+// closed under a blocked read).
+func (s *Session) input() {
+	buf := make([]byte, 4096)
+	for {
+		n, err := s.term.Read(buf)
+		if n > 0 {
+			s.mu.Lock()
+			p := s.prompt
+			s.mu.Unlock()
+			if p != nil {
+				p.feed(buf[:n])
+			} else if _, err := s.leader.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// ErrBusy is returned by Prompt while another prompt owns the terminal.
+var ErrBusy = errors.New("pty: the terminal is already prompting")
+
+// Prompt lends the user's terminal to warden itself (an egress prompt)
+// while the sandbox runs: until the returned handle is closed, keystrokes
+// go to it instead of the sandbox, and the sandbox's output is held back
+// so it cannot overwrite the question. Reads honour SetReadDeadline.
+// Closing it hands the terminal back and makes the sandbox redraw.
+func (s *Session) Prompt() (io.ReadWriteCloser, error) {
+	s.mu.Lock()
+	if s.prompt != nil {
+		s.mu.Unlock()
+		return nil, ErrBusy
+	}
+	p := &promptIO{s: s, data: make(chan []byte, 64), closed: make(chan struct{}), kick: make(chan struct{}, 1)}
+	s.prompt = p
+	s.mu.Unlock()
+	s.outGate.Lock()
+	return p, nil
+}
+
+// promptIO is the terminal on loan to a prompt.
+type promptIO struct {
+	s      *Session
+	data   chan []byte
+	closed chan struct{}
+	kick   chan struct{}
+	once   sync.Once
+
+	mu       sync.Mutex
+	pending  []byte
+	deadline time.Time
+}
+
+func (p *promptIO) feed(b []byte) {
+	select {
+	case p.data <- append([]byte(nil), b...):
+	case <-p.closed:
+	default: // a flood while prompting is dropped, not queued into the sandbox
+	}
+}
+
+func (p *promptIO) Read(b []byte) (int, error) {
+	for {
+		p.mu.Lock()
+		if len(p.pending) > 0 {
+			n := copy(b, p.pending)
+			p.pending = p.pending[n:]
+			p.mu.Unlock()
+			p.echo(b[:n])
+			return n, nil
+		}
+		dl := p.deadline
+		p.mu.Unlock()
+		var timeout <-chan time.Time
+		var t *time.Timer
+		if !dl.IsZero() {
+			d := time.Until(dl)
+			if d <= 0 {
+				return 0, os.ErrDeadlineExceeded
+			}
+			t = time.NewTimer(d)
+			timeout = t.C
+		}
+		var err error
+		select {
+		case in := <-p.data:
+			p.mu.Lock()
+			p.pending = append(p.pending, in...)
+			p.mu.Unlock()
+		case <-p.closed:
+			err = io.EOF
+		case <-timeout:
+			err = os.ErrDeadlineExceeded
+		case <-p.kick:
+		}
+		if t != nil {
+			t.Stop()
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// echo shows what the user types (the terminal is in raw mode).
+func (p *promptIO) echo(b []byte) {
+	for _, c := range b {
+		switch {
+		case c == '\r' || c == '\n':
+			_, _ = io.WriteString(p.s.out, "\r\n")
+		case c >= 0x20 && c < 0x7f:
+			_, _ = p.s.out.Write([]byte{c})
+		}
+	}
+}
+
+// SetReadDeadline makes a pending or later Read return
+// os.ErrDeadlineExceeded at t; the zero time clears it.
+func (p *promptIO) SetReadDeadline(t time.Time) error {
+	p.mu.Lock()
+	p.deadline = t
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Write goes to the user's terminal.
+func (p *promptIO) Write(b []byte) (int, error) { return p.s.out.Write(b) }
+
+// Close hands the terminal back to the sandbox and nudges it to redraw.
+func (p *promptIO) Close() error {
+	p.once.Do(func() {
+		close(p.closed)
+		p.s.mu.Lock()
+		p.s.prompt = nil
+		p.s.mu.Unlock()
+		p.s.outGate.Unlock()
+		p.s.redraw()
+	})
+	return nil
+}
+
+// redraw makes full-screen programs repaint: a size change and back sends
+// SIGWINCH to the pty's foreground process group.
+func (s *Session) redraw() {
+	ws, err := unix.IoctlGetWinsize(int(s.leader.Fd()), unix.TIOCGWINSZ)
+	if err != nil || ws.Col < 2 {
+		return
+	}
+	tmp := *ws
+	tmp.Col--
+	_ = unix.IoctlSetWinsize(int(s.leader.Fd()), unix.TIOCSWINSZ, &tmp)
+	_ = unix.IoctlSetWinsize(int(s.leader.Fd()), unix.TIOCSWINSZ, ws)
 }
 
 // resize copies the user's terminal size to the pty; the kernel then sends

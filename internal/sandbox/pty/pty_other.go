@@ -21,3 +21,8 @@ func Open(*os.File, io.Writer) (*Session, error) {
 
 // Close does nothing.
 func (*Session) Close() error { return nil }
+
+// Prompt is unavailable here.
+func (*Session) Prompt() (io.ReadWriteCloser, error) {
+	return nil, errors.New("pty: not supported on this system")
+}
