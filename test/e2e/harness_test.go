@@ -94,6 +94,12 @@ type rig struct {
 }
 
 func newRig(t *testing.T, hc harnessCase, script mockmodel.Script) *rig {
+	return newRigBodies(t, hc, script, os.Getenv("WARDEN_E2E_BODIES") != "")
+}
+
+// newRigBodies is newRig, with the mock recording request bodies when
+// bodies is set.
+func newRigBodies(t *testing.T, hc harnessCase, script mockmodel.Script, bodies bool) *rig {
 	t.Helper()
 	r := &rig{base: outsideTmp(t)}
 	r.home = filepath.Join(r.base, "home")
@@ -109,7 +115,7 @@ func newRig(t *testing.T, hc harnessCase, script mockmodel.Script) *rig {
 	}
 	caFile := filepath.Join(r.base, "ca.pem")
 	mustWrite(t, caFile, caPEM)
-	r.mock = mockmodel.New(mockmodel.Options{Script: script, RequireKey: r.secret, RecordBodies: os.Getenv("WARDEN_E2E_BODIES") != ""})
+	r.mock = mockmodel.New(mockmodel.Options{Script: script, RequireKey: r.secret, RecordBodies: bodies})
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	if err != nil {
 		t.Fatal(err)
