@@ -72,15 +72,16 @@ func skillsUnderStart(t *testing.T, warden, npmBin, skill string, hc harnessCase
 		t.Fatalf("the agent's tool call did not run the probe: %v", err)
 	}
 	sandboxtest.CheckSkillProbe(t, string(probe), secret)
-	// The harness found the placed skill: its description is in what the
-	// harness sent the model (a skills list, a skill tool, instructions).
-	const desc = "Echo HTTP requests through warden"
-	seen := false
+	// The harness found the placed skill: its own listing of it reached
+	// the model (warden's briefing names it too, so look for the
+	// harness's format: a file location, or Claude Code's skills list).
+	marker := map[string]string{"claude": `"skills":["echo"`, "codex": "echo/SKILL.md)", "opencode": "echo/SKILL.md</location>", "gemini": "echo/SKILL.md</location>"}[hc.name]
+	seen := strings.Contains(string(out), marker)
 	for _, r := range rg.mock.Requests() {
-		seen = seen || strings.Contains(r.Body, desc)
+		seen = seen || strings.Contains(r.Body, marker)
 	}
 	if !seen {
-		t.Errorf("%s never showed the model the echo skill", hc.name)
+		t.Errorf("%s never listed the placed echo skill (%q)", hc.name, marker)
 	}
 	assertAbsent(t, secret, rg.work, filepath.Join(rg.home, ".local", "share", "warden-harness"))
 }

@@ -26,7 +26,9 @@ func New() *harness.Descriptor {
 		},
 		APIHosts:   []string{"api.openai.com", "chatgpt.com", "auth.openai.com"},
 		Keys:       []harness.Key{{Secret: "openai-api-key", Env: "OPENAI_API_KEY", Host: "api.openai.com"}}, //nolint:gosec // G101: names of a secret and a variable, not a credential
-		SkillDirs:  []string{"skills", "~/.agents/skills"},
+		// Codex reads $HOME/.agents/skills (and, legacy, $CODEX_HOME/skills);
+		// one place, or the model sees every skill twice.
+		SkillDirs:  []string{"~/.agents/skills"},
 		SandboxOff: `sandbox_mode = "danger-full-access" (Codex's nested bubblewrap cannot run inside warden's, and need not); plugins, apps and analytics off`,
 		Bridge:     bridge,
 		Args:       Args,

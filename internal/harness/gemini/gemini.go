@@ -32,7 +32,9 @@ func New() *harness.Descriptor {
 		APIHosts:   []string{"generativelanguage.googleapis.com", "oauth2.googleapis.com", "accounts.google.com", "cloudcode-pa.googleapis.com"},
 		Keys:       []harness.Key{{Secret: "gemini-api-key", Env: "GEMINI_API_KEY", Host: "generativelanguage.googleapis.com", Header: "x-goog-api-key"}},
 		Dirs:       []string{"gemini/.gemini"},
-		SkillDirs:  []string{"gemini/.gemini/skills", "gemini/.agents/skills"},
+		// One place: Gemini CLI also reads .agents/skills, and a skill in
+		// both is reported as a conflict at every start.
+		SkillDirs:  []string{"gemini/.gemini/skills"},
 		SandboxOff: "GEMINI_SANDBOX=false and tools.sandbox false; usage statistics off",
 		Bridge:     bridge,
 	}

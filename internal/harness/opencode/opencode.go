@@ -47,7 +47,7 @@ func New() *harness.Descriptor {
 			{Secret: "gemini-api-key", Env: "GOOGLE_GENERATIVE_AI_API_KEY", Host: "generativelanguage.googleapis.com", Header: "x-goog-api-key"},
 			{Secret: "openrouter-api-key", Env: "OPENROUTER_API_KEY", Host: "openrouter.ai"}, //nolint:gosec // G101: names, not credentials
 		},
-		SkillDirs:  []string{"config/opencode/skills", "~/.agents/skills"},
+		SkillDirs:  []string{"config/opencode/skills"},
 		SandboxOff: "OpenCode has no OS sandbox; its permission prompts stay (run mode needs --auto)",
 		Bridge:     bridge,
 	}
