@@ -85,11 +85,3 @@ func skillsUnderStart(t *testing.T, warden, npmBin, skill string, hc harnessCase
 	}
 	assertAbsent(t, secret, rg.work, filepath.Join(rg.home, ".local", "share", "warden-harness"))
 }
-
-func toolResults(m *mockmodel.Server) []string {
-	var out []string
-	for _, r := range m.Requests() {
-		out = append(out, r.ToolResults...)
-	}
-	return out
-}

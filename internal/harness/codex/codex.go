@@ -24,8 +24,8 @@ func New() *harness.Descriptor {
 			// Config, sessions and databases stay in the managed home.
 			"CODEX_HOME": "{home}",
 		},
-		APIHosts:   []string{"api.openai.com", "chatgpt.com", "auth.openai.com"},
-		Keys:       []harness.Key{{Secret: "openai-api-key", Env: "OPENAI_API_KEY", Host: "api.openai.com"}}, //nolint:gosec // G101: names of a secret and a variable, not a credential
+		APIHosts: []string{"api.openai.com", "chatgpt.com", "auth.openai.com"},
+		Keys:     []harness.Key{{Secret: "openai-api-key", Env: "OPENAI_API_KEY", Host: "api.openai.com"}}, //nolint:gosec // G101: names of a secret and a variable, not a credential
 		// Codex reads $HOME/.agents/skills (and, legacy, $CODEX_HOME/skills);
 		// one place, or the model sees every skill twice.
 		SkillDirs:  []string{"~/.agents/skills"},

@@ -29,9 +29,9 @@ func New() *harness.Descriptor {
 			"GEMINI_CLI_TRUST_WORKSPACE": "true",
 			"GEMINI_SANDBOX":             "false",
 		},
-		APIHosts:   []string{"generativelanguage.googleapis.com", "oauth2.googleapis.com", "accounts.google.com", "cloudcode-pa.googleapis.com"},
-		Keys:       []harness.Key{{Secret: "gemini-api-key", Env: "GEMINI_API_KEY", Host: "generativelanguage.googleapis.com", Header: "x-goog-api-key"}},
-		Dirs:       []string{"gemini/.gemini"},
+		APIHosts: []string{"generativelanguage.googleapis.com", "oauth2.googleapis.com", "accounts.google.com", "cloudcode-pa.googleapis.com"},
+		Keys:     []harness.Key{{Secret: "gemini-api-key", Env: "GEMINI_API_KEY", Host: "generativelanguage.googleapis.com", Header: "x-goog-api-key"}},
+		Dirs:     []string{"gemini/.gemini"},
 		// One place: Gemini CLI also reads .agents/skills, and a skill in
 		// both is reported as a conflict at every start.
 		SkillDirs:  []string{"gemini/.gemini/skills"},
