@@ -262,8 +262,9 @@ func NewCmdNetForget(f *Factory, runF func(*NetForgetOptions) error) *cobra.Comm
 		Use:   "forget HOST[:PORT]",
 		Short: "Forget remembered network decisions for a host",
 		Long: `Remove the remembered answers for HOST (on every port) or for HOST:PORT
-only, in every project, so the next request asks again.`,
-		Example: "  warden net forget api.example.com\n  warden net forget api.example.com:8443",
+only, in every project, so the next request asks again. A site answer is
+named *.SITE; forgetting a host also forgets the site answers covering it.`,
+		Example: "  warden net forget api.example.com\n  warden net forget api.example.com:8443\n  warden net forget '*.example.com'",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Target = args[0]
@@ -280,6 +281,10 @@ only, in every project, so the next request asks again.`,
 // parseForgetTarget accepts HOST, [V6], V6, HOST:PORT and [V6]:PORT; port
 // 0 means every port.
 func parseForgetTarget(s string) (string, int, error) {
+	if rest, ok := strings.CutPrefix(s, "*."); ok {
+		h, port, err := parseForgetTarget(rest)
+		return "*." + h, port, err
+	}
 	if h, port, err := egress.ParseAuthority(s, 0); err == nil {
 		return h, port, nil
 	}

@@ -22,6 +22,7 @@ const (
 	labelAlways = "Always allow"
 	labelDeny   = "Deny"
 	labelNever  = "Never (deny always)"
+	labelSite   = "Always allow the whole site"
 )
 
 // Dialog asks with a native dialog: zenity or kdialog on Linux and the
@@ -105,7 +106,8 @@ func (d *Dialog) Ask(ctx context.Context, host string, port int) (Answer, error)
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	argv := dialogArgv(tool, target(host, port), timeout)
+	site, hasSite := Site(host)
+	argv := dialogArgv(tool, target(host, port), site, timeout)
 	// The tools' own timeouts are not all reliable; the context ends it
 	// in any case, a little after.
 	ctx, cancel := context.WithTimeout(ctx, timeout+2*time.Second)
@@ -114,6 +116,7 @@ func (d *Dialog) Ask(ctx context.Context, host string, port int) (Answer, error)
 	if run == nil {
 		run = runCommand
 	}
+	d.notify(ctx, run, tool, argv)
 	code, out, err := run(ctx, argv)
 	if ctx.Err() != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -124,35 +127,54 @@ func (d *Dialog) Ask(ctx context.Context, host string, port int) (Answer, error)
 	if err != nil {
 		return AnswerDeny, fmt.Errorf("prompt: %s: %w", baseName(tool), err)
 	}
-	return parseDialog(baseName(tool), code, out)
+	a, err := parseDialog(baseName(tool), code, out)
+	if a == AnswerSite && !hasSite {
+		return AnswerDeny, errors.New("prompt: the site answer for a host without a site")
+	}
+	return a, err
 }
 
-// dialogArgv builds the tool's argv. what is a canonical host:port and is
-// passed as data only.
-func dialogArgv(tool, what string, timeout time.Duration) []string {
+// dialogArgv builds the tool's argv. what is a canonical host:port and site
+// its registrable domain ("" for none); both are passed as data only.
+func dialogArgv(tool, what, site string, timeout time.Duration) []string {
 	text := "warden: allow network access to " + what + "?"
+	if site != "" {
+		text += " (site: " + site + ")"
+	}
 	secs := strconv.Itoa(max(1, int(timeout.Round(time.Second)/time.Second)))
 	switch baseName(tool) {
 	case "zenity":
 		// OK: 0; Cancel or closed: 1 with no output; an extra button: 1
 		// with its label on stdout; timeout: 5.
-		return []string{
+		argv := []string{
 			tool, "--question", "--title=warden", "--no-markup", "--no-wrap",
 			"--text=" + text, "--ok-label=" + labelOnce, "--cancel-label=" + labelDeny,
-			"--extra-button=" + labelAlways, "--extra-button=" + labelNever, "--timeout=" + secs,
+			"--extra-button=" + labelAlways,
 		}
+		if site != "" {
+			argv = append(argv, "--extra-button="+labelSite)
+		}
+		return append(argv, "--extra-button="+labelNever, "--timeout="+secs)
 	case "kdialog":
 		// The chosen tag on stdout with 0; Cancel or closed: 1.
-		return []string{
+		argv := []string{
 			tool, "--title", "warden", "--radiolist", text,
 			"once", labelOnce, "on", "always", labelAlways, "off",
-			"deny", labelDeny, "off", "never", labelNever, "off",
 		}
+		if site != "" {
+			argv = append(argv, "site", labelSite, "off")
+		}
+		return append(argv, "deny", labelDeny, "off", "never", labelNever, "off")
 	default: // osascript: the text is the script's argument, never its source
+		items := "\"" + labelOnce + "\", \"" + labelAlways + "\", "
+		if site != "" {
+			items += "\"" + labelSite + "\", "
+		}
+		items += "\"" + labelDeny + "\", \"" + labelNever + "\""
 		return []string{
 			tool,
 			"-e", "on run argv",
-			"-e", "set r to choose from list {\"" + labelOnce + "\", \"" + labelAlways + "\", \"" + labelDeny + "\", \"" + labelNever + "\"} with title \"warden\" with prompt (item 1 of argv) default items {\"" + labelDeny + "\"}",
+			"-e", "set r to choose from list {" + items + "} with title \"warden\" with prompt (item 1 of argv) default items {\"" + labelDeny + "\"}",
 			"-e", "if r is false then return \"\"",
 			"-e", "return item 1 of r",
 			"-e", "end run",
@@ -175,6 +197,8 @@ func parseDialog(tool string, code int, out []byte) (Answer, error) {
 				return AnswerAlways, nil
 			case labelNever:
 				return AnswerNever, nil
+			case labelSite:
+				return AnswerSite, nil
 			case "":
 				return AnswerDeny, nil
 			}
@@ -201,6 +225,8 @@ func parseDialog(tool string, code int, out []byte) (Answer, error) {
 				return AnswerDeny, nil
 			case labelNever:
 				return AnswerNever, nil
+			case labelSite:
+				return AnswerSite, nil
 			}
 		}
 		if code == 1 { // the user cancelled
@@ -246,4 +272,29 @@ func checkHost(host string) error {
 		return fmt.Errorf("prompt: refusing to ask about %q: not in canonical form", host)
 	}
 	return nil
+}
+
+// notify first raises a desktop notification (notify-send, where there is
+// one) so a dialog that opens behind other windows is not missed. It is
+// best effort: its failure changes nothing.
+func (d *Dialog) notify(ctx context.Context, run func(context.Context, []string) (int, []byte, error), tool string, argv []string) {
+	if baseName(tool) == "osascript" {
+		return
+	}
+	ns, err := d.lookPath("notify-send")
+	if err != nil {
+		return
+	}
+	var text string
+	for i, a := range argv {
+		if t, ok := strings.CutPrefix(a, "--text="); ok {
+			text = t // zenity
+		}
+		if a == "--radiolist" && i+1 < len(argv) {
+			text = argv[i+1] // kdialog
+		}
+	}
+	nctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, _, _ = run(nctx, []string{ns, "--app-name=warden", "--urgency=critical", "--", "warden: network access requested", text})
 }

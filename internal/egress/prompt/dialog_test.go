@@ -43,6 +43,7 @@ func TestDialogZenity(t *testing.T) {
 		{"ok is once", 0, "", AnswerOnce, ""},
 		{"always button", 1, "Always allow\n", AnswerAlways, ""},
 		{"never button", 1, "Never (deny always)\n", AnswerNever, ""},
+		{"site button", 1, "Always allow the whole site\n", AnswerSite, ""},
 		{"cancel or closed", 1, "", AnswerDeny, ""},
 		{"timeout", 5, "", AnswerDeny, "timeout"},
 		{"error exit", -1, "", AnswerDeny, "other"},
@@ -66,8 +67,8 @@ func TestDialogZenity(t *testing.T) {
 			}
 			want := []string{
 				"/usr/bin/zenity", "--question", "--title=warden", "--no-markup", "--no-wrap",
-				"--text=warden: allow network access to api.example.com:8443?", "--ok-label=Allow once", "--cancel-label=Deny",
-				"--extra-button=Always allow", "--extra-button=Never (deny always)", "--timeout=60",
+				"--text=warden: allow network access to api.example.com:8443? (site: example.com)", "--ok-label=Allow once", "--cancel-label=Deny",
+				"--extra-button=Always allow", "--extra-button=Always allow the whole site", "--extra-button=Never (deny always)", "--timeout=60",
 			}
 			if !slices.Equal(*argv, want) {
 				t.Errorf("argv\n got %q\nwant %q", *argv, want)
@@ -116,6 +117,7 @@ func TestDialogOsascript(t *testing.T) {
 		{0, "Always allow\n", AnswerAlways, false},
 		{0, "Deny\n", AnswerDeny, false},
 		{0, "Never (deny always)\n", AnswerNever, false},
+		{0, "Always allow the whole site\n", AnswerSite, false},
 		{0, "\n", AnswerDeny, false},
 		{1, "", AnswerDeny, false},
 		{0, "Whatever\n", AnswerDeny, true},
@@ -128,7 +130,7 @@ func TestDialogOsascript(t *testing.T) {
 		}
 		// The host is the script's argument, never part of its source.
 		last := (*argv)[len(*argv)-1]
-		if last != "warden: allow network access to xn--bcher-kva.example:443?" {
+		if last != "warden: allow network access to xn--bcher-kva.example:443? (site: xn--bcher-kva.example)" {
 			t.Errorf("argument %q", last)
 		}
 		for _, a := range (*argv)[:len(*argv)-1] {
@@ -199,4 +201,61 @@ func TestDialogFailures(t *testing.T) {
 			t.Errorf("ran %q", *argv)
 		}
 	})
+}
+
+// TestDialogNotifiesFirst: with notify-send present, a notification
+// precedes the dialog, the text passed as data after "--".
+func TestDialogNotifiesFirst(t *testing.T) {
+	t.Parallel()
+	var calls [][]string
+	d := &Dialog{
+		GOOS:   "linux",
+		Getenv: func(k string) string { return x11[k] },
+		LookPath: func(n string) (string, error) {
+			if n == "zenity" || n == "notify-send" {
+				return "/usr/bin/" + n, nil
+			}
+			return "", errors.New("not found")
+		},
+		Run: func(_ context.Context, a []string) (int, []byte, error) {
+			calls = append(calls, a)
+			return 0, nil, nil
+		},
+	}
+	if a, err := d.Ask(t.Context(), "api.example.com", 443); err != nil || a != AnswerOnce {
+		t.Fatalf("%v %v", a, err)
+	}
+	if len(calls) != 2 || calls[0][0] != "/usr/bin/notify-send" || calls[1][0] != "/usr/bin/zenity" {
+		t.Fatalf("calls %q", calls)
+	}
+	n := calls[0]
+	if n[len(n)-3] != "--" || !strings.Contains(n[len(n)-1], "api.example.com:443") {
+		t.Errorf("notification argv %q", n)
+	}
+}
+
+func TestDialogNotifyKdialogText(t *testing.T) {
+	t.Parallel()
+	var first []string
+	d := &Dialog{
+		GOOS: "linux", Getenv: func(k string) string { return x11[k] },
+		LookPath: func(n string) (string, error) {
+			if n == "kdialog" || n == "notify-send" {
+				return "/usr/bin/" + n, nil
+			}
+			return "", errors.New("not found")
+		},
+		Run: func(_ context.Context, a []string) (int, []byte, error) {
+			if first == nil {
+				first = a
+			}
+			return 0, []byte("once\n"), nil
+		},
+	}
+	if _, err := d.Ask(t.Context(), "api.example.com", 443); err != nil {
+		t.Fatal(err)
+	}
+	if got := first[len(first)-1]; !strings.HasPrefix(got, "warden: allow network access to api.example.com:443?") {
+		t.Errorf("notification text %q", got)
+	}
 }

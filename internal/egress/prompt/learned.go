@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/wardenhq/warden/internal/egress"
 )
@@ -33,9 +35,12 @@ const learnedVersion = 1
 
 // Entry is one remembered decision.
 type Entry struct {
-	Host     string `yaml:"host" json:"host"`                     // normalised host name or IP
-	Port     int    `yaml:"port,omitempty" json:"port,omitempty"` // 0: every port
-	Decision string `yaml:"decision" json:"decision"`             // allow or deny
+	Host string `yaml:"host" json:"host"`                     // normalised host name or IP
+	Port int    `yaml:"port,omitempty" json:"port,omitempty"` // 0: every port
+	// Subdomains extends the entry to every name under Host (a site:
+	// api.example.com and www.example.com for example.com).
+	Subdomains bool   `yaml:"subdomains,omitempty" json:"subdomains,omitempty"`
+	Decision   string `yaml:"decision" json:"decision"` // allow or deny
 	// Scope is ScopeGlobal or the absolute project directory (the
 	// session's workdir) the decision applies to.
 	Scope string    `yaml:"scope" json:"scope"`
@@ -44,10 +49,13 @@ type Entry struct {
 
 // Target is the entry's destination: "host", "host:port" or "[v6]:port".
 func (e Entry) Target() string {
-	if e.Port == 0 {
-		return e.Host
-	}
 	h := e.Host
+	if e.Subdomains {
+		h = "*." + h
+	}
+	if e.Port == 0 {
+		return h
+	}
 	if strings.IndexByte(h, ':') >= 0 {
 		h = "[" + h + "]"
 	}
@@ -55,7 +63,12 @@ func (e Entry) Target() string {
 }
 
 func (e Entry) sameKey(o Entry) bool {
-	return e.Host == o.Host && e.Port == o.Port && e.Scope == o.Scope
+	return e.Host == o.Host && e.Port == o.Port && e.Scope == o.Scope && e.Subdomains == o.Subdomains
+}
+
+// covers reports whether the entry's host part applies to host.
+func (e Entry) covers(host string) bool {
+	return e.Host == host || (e.Subdomains && strings.HasSuffix(host, "."+e.Host))
 }
 
 // normalize checks an entry and puts it in canonical form.
@@ -65,6 +78,9 @@ func (e *Entry) normalize() error {
 		return err
 	}
 	e.Host = h
+	if site, ok := Site(h); e.Subdomains && (!ok || site != h) {
+		return fmt.Errorf("%s: subdomains only for a site (a registrable domain such as example.com)", e.Host)
+	}
 	if e.Port < 0 || e.Port > 65535 {
 		return fmt.Errorf("%s: port %d out of range", e.Host, e.Port)
 	}
@@ -147,7 +163,7 @@ func (l *Learned) Lookup(host string, port int, scope string) (e Entry, ok bool,
 		return Entry{}, false, err
 	}
 	for _, c := range l.entries {
-		if c.Host != host || (c.Port != 0 && c.Port != port) || (c.Scope != ScopeGlobal && c.Scope != scope) {
+		if !c.covers(host) || (c.Port != 0 && c.Port != port) || (c.Scope != ScopeGlobal && c.Scope != scope) {
 			continue
 		}
 		if !ok || (c.Decision == Deny && e.Decision != Deny) {
@@ -173,12 +189,19 @@ func (l *Learned) Remember(e Entry) error {
 }
 
 // Forget removes the decisions for host (port 0: on every port, else only
-// the entries naming that port) in every scope and returns them.
+// the entries naming that port) in every scope and returns them. "*.site"
+// names a site entry; a plain host also removes the site entries covering
+// it.
 func (l *Learned) Forget(host string, port int) ([]Entry, error) {
 	var removed []Entry
+	site, isSite := strings.CutPrefix(host, "*.")
 	err := l.update(func(es []Entry) []Entry {
 		return slices.DeleteFunc(es, func(c Entry) bool {
-			if c.Host == host && (port == 0 || c.Port == port) {
+			match := c.covers(host)
+			if isSite {
+				match = c.Subdomains && c.Host == site
+			}
+			if match && (port == 0 || c.Port == port) {
 				removed = append(removed, c)
 				return true
 			}
@@ -320,4 +343,18 @@ func writeLearned(path string, es []Entry) error {
 		d.Close()
 	}
 	return nil
+}
+
+// Site is the registrable domain of host (example.com for api.example.com,
+// example.co.uk for www.example.co.uk), by the public suffix list; ok is
+// false when host has none (an IP, a single label, a public suffix).
+func Site(host string) (site string, ok bool) {
+	if net.ParseIP(host) != nil {
+		return "", false
+	}
+	s, err := publicsuffix.EffectiveTLDPlusOne(host)
+	if err != nil {
+		return "", false
+	}
+	return s, true
 }

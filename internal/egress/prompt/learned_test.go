@@ -301,3 +301,40 @@ func writeFile(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLearnedSite: a site entry covers the registrable domain and every
+// name under it, not a look-alike; deny still wins; forget by "*.site".
+func TestLearnedSite(t *testing.T) {
+	t.Parallel()
+	l, err := OpenLearned(filepath.Join(t.TempDir(), "learned.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Remember(Entry{Host: "example.com", Subdomains: true, Port: 443, Decision: Allow, Scope: ScopeGlobal}); err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]bool{"example.com": true, "api.example.com": true, "a.b.example.com": true, "badexample.com": false, "example.com.evil.test": false} {
+		_, ok, err := l.Lookup(host, 443, "/p")
+		if err != nil || ok != want {
+			t.Errorf("%s: covered=%v, want %v (%v)", host, ok, want, err)
+		}
+	}
+	if _, ok, _ := l.Lookup("api.example.com", 80, "/p"); ok {
+		t.Error("the site entry applied on another port")
+	}
+	if err := l.Remember(Entry{Host: "evil.example.com", Port: 443, Decision: Deny, Scope: ScopeGlobal}); err != nil {
+		t.Fatal(err)
+	}
+	if e, ok, _ := l.Lookup("evil.example.com", 443, "/p"); !ok || e.Decision != Deny {
+		t.Errorf("deny under an allowed site: %+v %v", e, ok)
+	}
+	for _, bad := range []string{"api.example.com", "co.uk", "192.0.2.1"} {
+		if err := l.Remember(Entry{Host: bad, Subdomains: true, Decision: Allow}); err == nil {
+			t.Errorf("a site entry for %s was accepted", bad)
+		}
+	}
+	removed, err := l.Forget("*.example.com", 0)
+	if err != nil || len(removed) != 1 || removed[0].Target() != "*.example.com:443" {
+		t.Errorf("forget *.example.com: %v %v", removed, err)
+	}
+}

@@ -86,17 +86,25 @@ func (p *Prompter) Ask(ctx context.Context, host string, port int) egress.Decisi
 	}
 	p.log.InfoContext(ctx, "network prompt answered", "target", what, "answer", a.String())
 	switch a {
-	case AnswerAlways, AnswerNever:
+	case AnswerAlways, AnswerNever, AnswerSite:
 		d := Allow
 		if a == AnswerNever {
 			d = Deny
 		}
+		e := Entry{Host: host, Port: port, Decision: d, Scope: p.cfg.Scope, Time: p.cfg.Now().UTC().Truncate(time.Second)}
+		if a == AnswerSite {
+			site, ok := Site(host)
+			if !ok {
+				return egress.DecisionDeny // no site to remember; the asker offered none
+			}
+			e.Host, e.Subdomains = site, true
+		}
 		if l := p.cfg.Learned; l != nil {
-			if err := l.Remember(Entry{Host: host, Port: port, Decision: d, Scope: p.cfg.Scope, Time: p.cfg.Now().UTC().Truncate(time.Second)}); err != nil {
+			if err := l.Remember(e); err != nil {
 				p.log.WarnContext(ctx, "could not remember the network decision", "target", what, "path", l.Path(), "err", err)
 			}
 		}
-		if a == AnswerAlways {
+		if a != AnswerNever {
 			return egress.DecisionAllow
 		}
 	case AnswerOnce:

@@ -168,3 +168,29 @@ type nopTTY struct{}
 func (nopTTY) Read([]byte) (int, error)    { return 0, io.EOF }
 func (nopTTY) Write(p []byte) (int, error) { return len(p), nil }
 func (nopTTY) Close() error                { return nil }
+
+// TestPrompterSite: "site" remembers the registrable domain with its
+// subdomains, so a sibling host is allowed without asking again.
+func TestPrompterSite(t *testing.T) {
+	t.Parallel()
+	l, err := OpenLearned(filepath.Join(t.TempDir(), "learned-network.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asker := &fakeAsker{a: AnswerSite}
+	p := New(Config{Learned: l, Asker: asker, Scope: "/src/app"})
+	if got := p.Ask(t.Context(), "api.example.com", 443); got != egress.DecisionAllow {
+		t.Fatalf("decision %v", got)
+	}
+	es, _ := l.Entries()
+	if len(es) != 1 || es[0].Target() != "*.example.com:443" || es[0].Decision != Allow {
+		t.Fatalf("stored %+v", es)
+	}
+	if got := p.Ask(t.Context(), "www.example.com", 443); got != egress.DecisionAllow || asker.calls.Load() != 1 {
+		t.Errorf("sibling: %v after %d asks", got, asker.calls.Load())
+	}
+	ip := &fakeAsker{a: AnswerSite}
+	if got := New(Config{Learned: l, Asker: ip}).Ask(t.Context(), "192.0.2.9", 443); got != egress.DecisionDeny {
+		t.Errorf("a site answer for an IP allowed it: %v", got)
+	}
+}

@@ -20,6 +20,7 @@ const (
 	AnswerOnce                 // allow for this session
 	AnswerAlways               // allow and remember
 	AnswerNever                // deny and remember
+	AnswerSite                 // allow and remember for the whole site (Site of the host)
 )
 
 func (a Answer) String() string {
@@ -30,6 +31,8 @@ func (a Answer) String() string {
 		return "always"
 	case AnswerNever:
 		return "never"
+	case AnswerSite:
+		return "site"
 	case AnswerDeny:
 	}
 	return "deny"
@@ -118,7 +121,11 @@ func (t *Terminal) Ask(ctx context.Context, host string, port int) (Answer, erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	question := fmt.Sprintf("\r\nwarden: allow network access to %s? [o]nce / [a]lways / [d]eny / [n]ever (deny always) (denied in %ds) ", target(host, port), max(1, int(timeout.Round(time.Second)/time.Second)))
+	site := ""
+	if s, ok := Site(host); ok {
+		site = fmt.Sprintf(" / [s]ite (always *.%s)", s)
+	}
+	question := fmt.Sprintf("\r\nwarden: allow network access to %s? [o]nce / [a]lways%s / [d]eny / [n]ever (deny always) (denied in %ds) ", target(host, port), site, max(1, int(timeout.Round(time.Second)/time.Second)))
 	for {
 		if _, err := io.WriteString(tty, question); err != nil {
 			return AnswerDeny, fmt.Errorf("prompt: terminal: %w", err)
@@ -134,11 +141,11 @@ func (t *Terminal) Ask(ctx context.Context, host string, port int) (Answer, erro
 			}
 			return AnswerDeny, fmt.Errorf("prompt: terminal: %w", err)
 		}
-		if a, ok := parseAnswer(line); ok {
+		if a, ok := parseAnswer(line); ok && (a != AnswerSite || site != "") {
 			_, _ = fmt.Fprintf(tty, "\r\nwarden: %s: %s\r\n", target(host, port), a)
 			return a, nil
 		}
-		_, _ = io.WriteString(tty, "\r\nwarden: answer o, a, d or n, then Enter")
+		_, _ = io.WriteString(tty, "\r\nwarden: answer o, a, d or n"+map[bool]string{true: ", s", false: ""}[site != ""]+", then Enter")
 	}
 }
 
@@ -153,6 +160,8 @@ func parseAnswer(line string) (Answer, bool) {
 		return AnswerDeny, true
 	case "n", "never":
 		return AnswerNever, true
+	case "s", "site":
+		return AnswerSite, true
 	}
 	return AnswerDeny, false
 }

@@ -33,7 +33,7 @@ func (f *fakeTTY) output() string {
 	return f.w.String()
 }
 
-const question = "warden: allow network access to api.example.com:443? [o]nce / [a]lways / [d]eny / [n]ever (deny always)"
+const question = "warden: allow network access to api.example.com:443? [o]nce / [a]lways / [s]ite (always *.example.com) / [d]eny / [n]ever (deny always)"
 
 func TestTerminalAnswers(t *testing.T) {
 	t.Parallel()
@@ -47,6 +47,7 @@ func TestTerminalAnswers(t *testing.T) {
 		{"always", "a\n", AnswerAlways, 1},
 		{"deny", "d\n", AnswerDeny, 1},
 		{"never", "n\n", AnswerNever, 1},
+		{"site", "s\n", AnswerSite, 1},
 		{"word and case", "  Always \n", AnswerAlways, 1},
 		{"raw mode enter", "o\r", AnswerOnce, 1},
 		{"garbage asks again", "yes\n\nx\nn\n", AnswerNever, 4},
@@ -211,5 +212,21 @@ func TestTerminalDeadlineInterruptsRead(t *testing.T) {
 	go func() { _, _ = io.WriteString(w, "n\n") }()
 	if a, err := term.Ask(t.Context(), "api.example.com", 443); err != nil || a != AnswerNever {
 		t.Fatalf("Ask after a timeout = %v, %v; want never", a, err)
+	}
+}
+
+// TestTerminalNoSiteForIPs: an IP or a public suffix has no site, so the
+// site answer is neither offered nor accepted.
+func TestTerminalNoSiteForIPs(t *testing.T) {
+	t.Parallel()
+	for _, host := range []string{"192.0.2.7", "localhost", "co.uk"} {
+		tty := &fakeTTY{r: strings.NewReader("s\nd\n")}
+		a, err := (&Terminal{TTY: tty, Timeout: 5 * time.Second}).Ask(t.Context(), host, 443)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a != AnswerDeny || strings.Contains(tty.output(), "[s]ite") {
+			t.Errorf("%s: answer %v, output:\n%s", host, a, tty.output())
+		}
 	}
 }
