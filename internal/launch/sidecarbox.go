@@ -38,6 +38,9 @@ type SidecarBox struct {
 	// network.
 	Network   *skills.SidecarNetwork `json:"network,omitempty"`
 	ExposeDir string                 `json:"expose_dir,omitempty"`
+	// Backend is the session's: bwrap, or landlock where namespaces are
+	// unavailable (then the sidecar cannot have network rules).
+	Backend policy.Backend `json:"backend"`
 }
 
 // Inside a sidecar's sandbox: where its Unix socket is served.
@@ -120,16 +123,26 @@ func runSidecarBox(file string) (int, error) {
 	}
 	slices.Sort(names)
 	mode := policy.ModeSandbox
-	layer := policy.Layer{Mode: &mode, Env: &policy.EnvLayer{Passthrough: names}, Network: sidecarNetwork(box.Network)}
+	backend := box.Backend
+	switch backend {
+	case policy.BackendBwrap:
+	case policy.BackendLandlock:
+		if box.Network != nil {
+			return 125, errors.New("a sidecar with network rules runs in a network namespace of its own, which the landlock backend cannot give (see warden doctor)")
+		}
+	default:
+		return 125, fmt.Errorf("sidecars run in a bwrap or landlock sandbox, not %q", backend)
+	}
+	// The data dir is the workdir and program state: no project
+	// placeholders (under the landlock backend they would also keep the
+	// sidecar from creating files at its top).
+	layer := policy.Layer{Mode: &mode, Backend: &backend, StatePaths: []string{box.DataDir}, Env: &policy.EnvLayer{Passthrough: names}, Network: sidecarNetwork(box.Network)}
 	plan, err := NewPlan(Options{Config: config.Options{
 		NoUserFile: true, // the user's policy is the agent's, not the sidecar's
 		Base:       []policy.Source{{Name: "sidecar " + box.Name, File: &policy.File{Version: 1, Layer: layer}}},
 	}})
 	if err != nil {
 		return 125, err
-	}
-	if plan.Backend != policy.BackendBwrap {
-		return 125, fmt.Errorf("sidecars run in a bwrap sandbox; this machine offers %s (see warden doctor)", plan.Backend)
 	}
 	sb := plan.Sandbox
 	sb.Argv = box.Argv

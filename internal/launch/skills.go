@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,8 +65,8 @@ var baseSidecarEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL
 // checked) for WARDEN_SOCKET and a token-gated one that PID 1 relays a
 // loopback port to.
 func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logger) (*skillSession, error) {
-	if p.Backend != policy.BackendBwrap {
-		return nil, &PolicyError{Err: errors.New("skills: the facade needs the bwrap backend (a mount namespace to bind its socket into)")}
+	if p.Backend != policy.BackendBwrap && p.Backend != policy.BackendLandlock {
+		return nil, &PolicyError{Err: fmt.Errorf("skills: the facade needs the bwrap or landlock backend, not %s", p.Backend)}
 	}
 	reg, err := OpenRegistry()
 	if err != nil {
@@ -143,7 +144,7 @@ func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logg
 			ss.close()
 			return nil, err
 		}
-		box := SidecarBox{Name: a.Name, Snapshot: a.SnapshotDir, DataDir: data, Network: sc.Network}
+		box := SidecarBox{Name: a.Name, Snapshot: a.SnapshotDir, DataDir: data, Network: sc.Network, Backend: p.Backend}
 		spec := sidecar.Spec{
 			Name: a.Name, Command: argv, Dir: a.SnapshotDir, Env: env,
 			HealthPath: sc.Health.Path, LogDir: logDir,
@@ -182,6 +183,13 @@ func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logg
 			ss.close()
 			return nil, fmt.Errorf("skills: %w", err)
 		}
+	}
+	if p.Backend == policy.BackendLandlock {
+		if err := serveFacadeTCP(p.Sandbox, fac, token, mounts); err != nil {
+			ss.close()
+			return nil, err
+		}
+		return ss, nil
 	}
 	trusted, err := facade.ListenUnix(p.Sandbox.RuntimeDir, "facade.sock")
 	if err != nil {
@@ -261,4 +269,31 @@ func upstream(addr string) string {
 		return addr
 	}
 	return "http://" + addr
+}
+
+// serveFacadeTCP serves the facade, under the landlock backend, on a
+// token-gated loopback port only: without a mount namespace a Unix socket
+// could not be shown alone, and letting the target create AF_UNIX
+// sockets would open every socket on the host (docker.sock). Landlock lets
+// the target connect to this port, as to the egress proxy's.
+func serveFacadeTCP(sb *sandbox.Spec, fac *facade.Facade, token string, mounts []string) error {
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("skills: facade listener: %w", err)
+	}
+	go func() { _ = fac.ServeToken(ln) }()
+	port := ln.Addr().(*net.TCPAddr).Port
+	var env []string
+	for _, kv := range facade.Env("", port, token, mounts) {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "WARDEN_SOCKET" || k == "OMAC_SOCKET" || strings.HasSuffix(k, "_SOCKET_BASE") || v == "" {
+			continue // there is no socket to offer
+		}
+		env = append(env, kv)
+	}
+	sb.Env = append(sb.Env, env...)
+	if sb.Landlock != nil {
+		sb.Landlock.ConnectTCP = append(sb.Landlock.ConnectTCP, uint16(port)) //nolint:gosec // G115: a port from the kernel
+	}
+	return nil
 }

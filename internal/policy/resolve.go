@@ -403,8 +403,13 @@ func (r *resolver) addOrSkip(list *[]Grant, g Grant) {
 		r.out.Warnings = append(r.out.Warnings, fmt.Sprintf("%s: %s does not exist; not granted", g.Rule, g.Path))
 		return
 	}
-	for _, e := range *list {
+	for i, e := range *list {
 		if e.Path == g.Path {
+			if g.Rule == "state_paths" {
+				// The workdir itself declared as program state (a
+				// sidecar's data dir): no project placeholders in it.
+				(*list)[i].Rule = g.Rule
+			}
 			return
 		}
 	}

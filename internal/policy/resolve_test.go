@@ -246,3 +246,21 @@ func TestResolveStatePaths(t *testing.T) {
 		t.Errorf("write path /opt lost its protections: %v", prot)
 	}
 }
+
+// TestResolveWorkdirAsState: the workdir declared a state path gets no
+// project placeholders (a sidecar's data dir).
+func TestResolveWorkdirAsState(t *testing.T) {
+	t.Parallel()
+	r, err := resolve(t, "version: 1\nstate_paths: [./]\n", policytest.Debian(), policy.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths(r.Protect) {
+		if strings.HasPrefix(p, "/home/dev/src/app/.") && !strings.HasPrefix(p, "/home/dev/src/app/.git/") {
+			t.Errorf("state workdir got protection %s", p)
+		}
+	}
+	if len(r.Write) == 0 || r.Write[0].Path != "/home/dev/src/app" || r.Write[0].Rule != "state_paths" {
+		t.Errorf("write = %+v", r.Write)
+	}
+}

@@ -84,15 +84,25 @@ sidecar:
     interval_ms: 50
 `
 
-// TestSidecarSandbox: a sidecar runs in a sandbox of its own. It starts in
-// its approved snapshot and reads it, writes only its data dir, holds its
-// secret, and cannot read the user's secrets, the agent's project, or
-// change its own code (threat F5: a sidecar is code someone else wrote).
+// TestSidecarSandbox: a sidecar runs in a sandbox of its own, under the
+// session's backend. It starts in its approved snapshot and reads it,
+// writes only its data dir, holds its secret, and cannot read the user's
+// secrets, the agent's project, or change its own code (threat F5: a
+// sidecar is code someone else wrote). Under the landlock backend the
+// facade is a token-gated loopback port only.
 func TestSidecarSandbox(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed (CI installs it)")
 	}
-	e := sandboxtest.NewEnv(t)
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) { sidecarSandbox(t, backend) })
+	}
+}
+
+func sidecarSandbox(t *testing.T, backend string) {
+	// Outside /tmp: without a mount namespace, /tmp is the host's, which
+	// the landlock backend does not grant.
+	e := sandboxtest.NewEnvOutsideTmp(t)
 	skill := filepath.Join(t.TempDir(), "probe")
 	if err := os.MkdirAll(skill, 0o755); err != nil {
 		t.Fatal(err)
@@ -106,7 +116,7 @@ func TestSidecarSandbox(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	state, data := t.TempDir(), t.TempDir()
+	state, data := filepath.Join(e.Home, ".local", "state"), filepath.Join(e.Home, ".local", "share")
 	t.Cleanup(func() { _ = skills.RemoveTree(filepath.Join(state, "warden")) })
 	dataDir := filepath.Join(data, "warden-skill-data", "probe")
 	env := e.Environ("WARDEN_KEYRING_BACKEND=file", "WARDEN_KEYRING_PASSPHRASE=p", "XDG_STATE_HOME="+state, "XDG_DATA_HOME="+data,
@@ -121,7 +131,13 @@ func TestSidecarSandbox(t *testing.T) {
 	if r := warden("skill", "register", skill, "--secrets-from", secrets, "--yes"); r.Code != 0 {
 		t.Fatalf("register\n%s", r)
 	}
-	r := warden("run", "--skill", "probe", "--", "curl", "-sS", "--unix-socket", "/run/warden/facade.sock", "http://warden/probe/probe")
+	// Over the socket under bwrap; under landlock there is no socket (the
+	// target cannot even create one) and the port takes the token.
+	script := `curl -sS --unix-socket "$WARDEN_SOCKET" http://warden/probe/probe`
+	if backend == "landlock" {
+		script = `test -z "${WARDEN_SOCKET:-}" || echo "socket offered"; python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -n 1 >&2; curl -sS -H "Authorization: Bearer $WARDEN_TOKEN" "${WARDEN_PROBE_BASE}probe"`
+	}
+	r := warden("run", "--backend", backend, "--skill", "probe", "--", "sh", "-c", script)
 	if r.Code != 0 {
 		t.Fatalf("run\n%s", r)
 	}
@@ -138,6 +154,15 @@ func TestSidecarSandbox(t *testing.T) {
 		"write-data":     "ok",
 		"secret":         "present",
 		"pid1":           "/run/warden/warden", // warden's PID 1: a PID namespace of its own
+	}
+	if backend == "landlock" {
+		// No mount or PID namespace: the same paths exist, Landlock
+		// refuses them.
+		want["read-ssh-key"], want["read-project"], want["write-project"], want["write-snapshot"] = "EACCES", "EACCES", "EACCES", "EACCES"
+		delete(want, "pid1")
+		if !strings.Contains(r.Stderr, "PermissionError") {
+			t.Errorf("the target could create an AF_UNIX socket under landlock:\n%s", r)
+		}
 	}
 	for k, v := range want {
 		if got[k] != v {

@@ -61,7 +61,7 @@ func (rn *Runner) Run(ctx context.Context, s *sandbox.Spec) (int, error) {
 		}
 	}
 	env = append(env, "TMPDIR="+tmp, "HOME="+home)
-	cc := sandbox.ChildConfig{Argv: s.Argv, Env: env, Dir: s.Policy.Workdir, Limits: s.Policy.Limits, Seccomp: s.Seccomp}
+	cc := sandbox.ChildConfig{Argv: s.Argv, Env: env, Dir: s.StartDir(), Limits: s.Policy.Limits, Seccomp: s.Seccomp}
 	if s.Policy.Scratch {
 		// The fresh scratch dir is the private TMPDIR's "scratch".
 		cc.Dir = filepath.Join(tmp, "scratch")
