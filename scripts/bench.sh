@@ -40,16 +40,26 @@ hyperfine -N --warmup 5 --runs "$runs" \
   "$warden run -- git status --porcelain"
 
 echo
-echo "== 3. start to first skill request: one sidecar (examples/skills/echo), file keyring"
+echo "== 3. start to first skill request: one sidecar (examples/skills/echo, in its own sandbox), encrypted-file keyring"
 make -C "$root/examples/skills/echo" >/dev/null
-state=$(mktemp -d)
-printf 'ECHO_TOKEN=bench\n' > "$state/echo.env"
-export XDG_STATE_HOME="$state" WARDEN_KEYRING_BACKEND=file WARDEN_KEYRING_PASSPHRASE=bench
-"$warden" skill register "$root/examples/skills/echo" --secrets-from "$state/echo.env" --yes 2>/dev/null
-hyperfine -N --warmup 3 --runs 20 \
-  "$warden run -- curl -sS --version" \
-  "$warden run --skill echo -- curl -sS --unix-socket /run/warden/facade.sock http://warden/echo/status"
-chmod -R u+w "$state"; rm -rf "$state"
+for kdf in keyfile passphrase; do
+  state=$(mktemp -d)
+  printf 'ECHO_TOKEN=bench\n' > "$state/echo.env"
+  if [ "$kdf" = keyfile ]; then
+    "$warden" secret keyfile "$state/keyring.key" 2>/dev/null
+    keyenv=(WARDEN_KEYRING_KEYFILE="$state/keyring.key")
+  else
+    keyenv=(WARDEN_KEYRING_PASSPHRASE=bench)   # scrypt N=2^15 at every start
+  fi
+  env XDG_STATE_HOME="$state" XDG_DATA_HOME="$state" WARDEN_KEYRING_BACKEND=file "${keyenv[@]}" \
+    "$warden" skill register "$root/examples/skills/echo" --secrets-from "$state/echo.env" --yes 2>/dev/null
+  echo "-- keyring unlocked by a $kdf:"
+  env XDG_STATE_HOME="$state" XDG_DATA_HOME="$state" WARDEN_KEYRING_BACKEND=file "${keyenv[@]}" \
+    hyperfine -N --warmup 3 --runs 20 \
+    "$warden run -- curl -sS --version" \
+    "$warden run --skill echo -- curl -sS --unix-socket /run/warden/facade.sock http://warden/echo/status"
+  chmod -R u+w "$state"; rm -rf "$state"
+done
 
 echo
 echo "== 4. egress: HTTPS fetches direct vs warden (CONNECT, intercepted) vs srt's proxy, one client, one run"

@@ -34,12 +34,13 @@ func NewCmdSecret(f *Factory) *cobra.Command {
 		Long: `Secrets live in the OS keychain (Secret Service, macOS Keychain, Windows
 Credential Manager) or, on headless Linux, an encrypted file
 (WARDEN_KEYRING_BACKEND=secret-service|keychain|wincred|file; the file
-backend's passphrase comes from WARDEN_KEYRING_PASSPHRASE when no terminal
-can ask). A SCOPE is a skill's name, or "net" for network.credentials.
+backend's key comes from a key file named by WARDEN_KEYRING_KEYFILE — see
+"warden secret keyfile" — or from a passphrase, WARDEN_KEYRING_PASSPHRASE
+when no terminal can ask). A SCOPE is a skill's name, or "net" for network.credentials.
 Values are never printed: only a sha256 fingerprint.`,
 		Example: "  printf %s \"$KEY\" | warden secret set net anthropic-api-key\n  warden secret list net",
 	}
-	cmd.AddCommand(newCmdSecretSet(f), newCmdSecretList(f), newCmdSecretUnset(f), newCmdSecretImport(f))
+	cmd.AddCommand(newCmdSecretSet(f), newCmdSecretList(f), newCmdSecretUnset(f), newCmdSecretImport(f), newCmdSecretKeyfile(f))
 	return cmd
 }
 
@@ -228,6 +229,28 @@ func newCmdSecretImport(f *Factory) *cobra.Command {
 					return err
 				}
 			}
+			return nil
+		},
+	}
+}
+
+func newCmdSecretKeyfile(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "keyfile PATH",
+		Short: "Create a random key file for the encrypted-file secret store",
+		Long: `Create PATH (0600, refused if it exists) holding a random 256-bit key for the
+encrypted-file backend. With WARDEN_KEYRING_KEYFILE=PATH the store needs no
+passphrase and no key derivation at each start (headless machines, CI).
+Keep the file off the machine's backups and out of every sandbox (the
+default policy hides ~/.config/warden). A store created with a passphrase
+keeps needing it.`,
+		Example: "  warden secret keyfile ~/.config/warden/keyring.key\n  export WARDEN_KEYRING_BACKEND=file WARDEN_KEYRING_KEYFILE=~/.config/warden/keyring.key",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if err := keychain.GenerateKeyFile(args[0]); err != nil {
+				return cliutil.WithCode(cliutil.ExitFailure, err)
+			}
+			fmt.Fprintf(f.IO.ErrOut, "created %s; use it with WARDEN_KEYRING_BACKEND=file WARDEN_KEYRING_KEYFILE=%s\n", args[0], args[0])
 			return nil
 		},
 	}

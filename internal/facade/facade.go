@@ -25,6 +25,8 @@ const (
 	DefaultMaxBody               = 10 << 20
 	DefaultDialTimeout           = 2 * time.Second
 	DefaultResponseHeaderTimeout = 60 * time.Second
+	// DefaultStartWait is how long a request waits for a starting sidecar.
+	DefaultStartWait = 30 * time.Second
 )
 
 // Config configures a Facade. The zero value is usable for a facade served
@@ -52,6 +54,9 @@ type Config struct {
 	// headers (not the body, so SSE streams are unaffected); 0 means
 	// DefaultResponseHeaderTimeout. Exceeding it gives 504 timeout.
 	ResponseHeaderTimeout time.Duration
+	// StartWait bounds how long a request to a starting route waits;
+	// 0 means DefaultStartWait.
+	StartWait time.Duration
 	// Logger receives the access log and errors; nil discards.
 	Logger *slog.Logger
 }
@@ -66,8 +71,9 @@ type Facade struct {
 	ctx    context.Context // parent of every request; canceled by Close
 	cancel context.CancelFunc
 
-	routes atomic.Pointer[map[string]*route]
-	hosts  atomic.Pointer[map[string]struct{}]
+	routes  atomic.Pointer[map[string]*route]
+	hosts   atomic.Pointer[map[string]struct{}]
+	changed atomic.Pointer[chan struct{}] // closed and replaced on every route change
 
 	mu      sync.Mutex // serialises writers of routes and hosts; guards below
 	servers []*http.Server
@@ -89,6 +95,9 @@ func New(cfg Config) (*Facade, error) {
 	}
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = DefaultDialTimeout
+	}
+	if cfg.StartWait <= 0 {
+		cfg.StartWait = DefaultStartWait
 	}
 	if cfg.ResponseHeaderTimeout <= 0 {
 		cfg.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
@@ -116,6 +125,8 @@ func New(cfg Config) (*Facade, error) {
 	f.hosts.Store(&hosts)
 	empty := map[string]*route{}
 	f.routes.Store(&empty)
+	ch := make(chan struct{})
+	f.changed.Store(&ch)
 	return f, nil
 }
 
@@ -299,6 +310,9 @@ func (f *Facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt := (*f.routes.Load())[m]
+	if rt != nil && rt.Mode == ModeStarting && !((rest == "" || rest == "/") && rt.SkillMD != nil) {
+		rt = f.awaitStart(r.Context(), m)
+	}
 	if rt == nil {
 		writeReason(lw, http.StatusNotFound, ReasonUnknownMount, "no skill is mounted here", nil)
 		return
@@ -329,6 +343,9 @@ func (f *Facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case ModeDown:
 		writeReason(lw, http.StatusServiceUnavailable, ReasonSidecarDown, rt.message("the skill's sidecar is not running"), map[string]any{"mount": rt.Mount})
+		return
+	case ModeStarting:
+		writeReason(lw, http.StatusServiceUnavailable, ReasonSidecarDown, rt.message("the skill's sidecar is still starting"), map[string]any{"mount": rt.Mount})
 		return
 	case ModeProxy:
 	}

@@ -30,6 +30,11 @@ const (
 	ModeBroken
 	// ModeDown answers 503 sidecar-down (for example while restarting).
 	ModeDown
+	// ModeStarting holds requests until the route changes (the sidecar
+	// came up, or failed) or Config.StartWait passes (then 503
+	// sidecar-down), so a session need not wait for its sidecars before
+	// the sandbox starts.
+	ModeStarting
 )
 
 func (m Mode) String() string {
@@ -42,6 +47,8 @@ func (m Mode) String() string {
 		return "broken"
 	case ModeDown:
 		return "down"
+	case ModeStarting:
+		return "starting"
 	}
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
@@ -169,6 +176,7 @@ func (f *Facade) SetRoute(r Route) error {
 	tbl := maps.Clone(*f.routes.Load())
 	tbl[r.Mount] = nr
 	f.routes.Store(&tbl)
+	f.notifyLocked()
 	return nil
 }
 
@@ -184,6 +192,7 @@ func (f *Facade) RemoveRoute(mount string) bool {
 	tbl := maps.Clone(*f.routes.Load())
 	delete(tbl, mount)
 	f.routes.Store(&tbl)
+	f.notifyLocked()
 	if old.tr != nil {
 		old.tr.CloseIdleConnections()
 	}
@@ -284,4 +293,32 @@ func (f *Facade) proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	f.log.WarnContext(r.Context(), "upstream error", "reason", reason, "err", err)
 	writeReason(w, code, reason, msg, nil)
+}
+
+// notifyLocked wakes requests waiting for a starting route; f.mu is held.
+func (f *Facade) notifyLocked() {
+	close(*f.changed.Load())
+	ch := make(chan struct{})
+	f.changed.Store(&ch)
+}
+
+// awaitStart waits while mount's route is starting: until it changes,
+// StartWait passes or the request ends. It returns the route then.
+func (f *Facade) awaitStart(ctx context.Context, mount string) *route {
+	timer := time.NewTimer(f.cfg.StartWait)
+	defer timer.Stop()
+	for {
+		ch := *f.changed.Load() // before the route: no missed wake-up
+		rt := (*f.routes.Load())[mount]
+		if rt == nil || rt.Mode != ModeStarting {
+			return rt
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return rt
+		case <-ctx.Done():
+			return rt
+		}
+	}
 }

@@ -68,6 +68,13 @@ func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logg
 	if p.Backend != policy.BackendBwrap && p.Backend != policy.BackendLandlock {
 		return nil, &PolicyError{Err: fmt.Errorf("skills: the facade needs the bwrap or landlock backend, not %s", p.Backend)}
 	}
+	// Open the secret store now, in parallel with checking the bundles:
+	// the encrypted-file keyring's key derivation is slow on purpose.
+	storeCh := make(chan storeResult, 1)
+	go func() {
+		st, err := keychain.Open(keychain.Config{})
+		storeCh <- storeResult{st, err}
+	}()
 	reg, err := OpenRegistry()
 	if err != nil {
 		return nil, err
@@ -89,10 +96,6 @@ func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logg
 			return nil, &PolicyError{Err: fmt.Errorf("skill %s: %w", n, err)}
 		}
 		approved = append(approved, a)
-	}
-	store, err := keychain.Open(keychain.Config{})
-	if err != nil {
-		return nil, fmt.Errorf("skills: secrets: %w", err)
 	}
 	tok := make([]byte, 32)
 	if _, err := rand.Read(tok); err != nil {
@@ -119,16 +122,7 @@ func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logg
 			_ = fac.SetRoute(facade.Route{Mount: a.Mount, Name: a.Name, Mode: facade.ModeBroken, SkillMD: md, Message: "this skill has no sidecar"})
 			continue
 		}
-		env, missing, err := sidecarEnv(a, store)
-		if err != nil {
-			ss.close()
-			return nil, err
-		}
-		if len(missing) > 0 {
-			_ = fac.SetRoute(facade.Route{Mount: a.Mount, Name: a.Name, Mode: facade.ModePending, SkillMD: md, Missing: missing})
-			continue
-		}
-		_ = fac.SetRoute(facade.Route{Mount: a.Mount, Name: a.Name, Mode: facade.ModeDown, SkillMD: md, Message: "starting"})
+		_ = fac.SetRoute(facade.Route{Mount: a.Mount, Name: a.Name, Mode: facade.ModeStarting, SkillMD: md})
 		argv := sc.ExpandCommand(func(k string) (string, bool) {
 			if k == "SIDECAR_PORT" || k == "SIDECAR_SKILL" {
 				return "${" + k + "}", true // the supervisor fills these in at each start
@@ -146,7 +140,7 @@ func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logg
 		}
 		box := SidecarBox{Name: a.Name, Snapshot: a.SnapshotDir, DataDir: data, Network: sc.Network, Backend: p.Backend}
 		spec := sidecar.Spec{
-			Name: a.Name, Command: argv, Dir: a.SnapshotDir, Env: env,
+			Name: a.Name, Command: argv, Dir: a.SnapshotDir,
 			HealthPath: sc.Health.Path, LogDir: logDir,
 		}
 		if sc.Network != nil {
@@ -173,16 +167,22 @@ func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logg
 			r.Mode, r.Upstream = facade.ModeProxy, upstream(ss.sup.Addr(name))
 		case sidecar.StateBroken:
 			r.Mode = facade.ModeBroken
-		case sidecar.StateStarting, sidecar.StateDown, sidecar.StateStopped:
+		case sidecar.StateStarting:
+			r.Mode = facade.ModeStarting // requests wait for it
+		case sidecar.StateDown, sidecar.StateStopped:
 			r.Mode = facade.ModeDown
 		}
 		_ = fac.SetRoute(r)
 	}})
 	if len(specs) > 0 {
-		if err := ss.sup.Start(ctx, specs...); err != nil {
-			ss.close()
-			return nil, fmt.Errorf("skills: %w", err)
-		}
+		// The sidecars come up while the sandbox does: reading their
+		// secrets (the encrypted-file keyring's key derivation is slow on
+		// purpose) and starting them overlaps the sandbox's start, the
+		// facade holds requests to a starting route, and a sidecar that
+		// cannot start is reported to the agent (502 skill-broken, 409
+		// pending-credentials) and in the log instead of holding the
+		// whole session back.
+		go startSidecars(ctx, ss, fac, routes, specs, storeCh, logger.With("component", "sidecar"))
 	}
 	if p.Backend == policy.BackendLandlock {
 		if err := serveFacadeTCP(p.Sandbox, fac, token, mounts); err != nil {
@@ -296,4 +296,49 @@ func serveFacadeTCP(sb *sandbox.Spec, fac *facade.Facade, token string, mounts [
 		sb.Landlock.ConnectTCP = append(sb.Landlock.ConnectTCP, uint16(port)) //nolint:gosec // G115: a port from the kernel
 	}
 	return nil
+}
+
+// startSidecars reads each sidecar's secrets from the keychain and starts
+// those that have all they need.
+func startSidecars(ctx context.Context, ss *skillSession, fac *facade.Facade, routes map[string]skills.Approved, specs []sidecar.Spec, storeCh <-chan storeResult, log *slog.Logger) {
+	broken := func(a skills.Approved, msg string) {
+		md, _ := os.ReadFile(filepath.Join(a.SnapshotDir, "SKILL.md"))
+		_ = fac.SetRoute(facade.Route{Mount: a.Mount, Name: a.Name, Mode: facade.ModeBroken, SkillMD: md, Message: msg})
+	}
+	res := <-storeCh
+	store, err := res.store, res.err
+	if err != nil {
+		log.WarnContext(ctx, "secret store unavailable; sidecars not started", "err", err)
+		for _, sp := range specs {
+			broken(routes[sp.Name], "warden's secret store is unavailable: "+err.Error())
+		}
+		return
+	}
+	ready := specs[:0]
+	for _, sp := range specs {
+		a := routes[sp.Name]
+		env, missing, err := sidecarEnv(a, store)
+		switch {
+		case err != nil:
+			log.WarnContext(ctx, "sidecar secrets", "sidecar", sp.Name, "err", err)
+			broken(a, "its secrets could not be read")
+		case len(missing) > 0:
+			md, _ := os.ReadFile(filepath.Join(a.SnapshotDir, "SKILL.md"))
+			_ = fac.SetRoute(facade.Route{Mount: a.Mount, Name: a.Name, Mode: facade.ModePending, SkillMD: md, Missing: missing})
+		default:
+			sp.Env = env
+			ready = append(ready, sp)
+		}
+	}
+	if len(ready) == 0 {
+		return
+	}
+	if err := ss.sup.Start(ctx, ready...); err != nil && !errors.Is(err, sidecar.ErrClosed) && ctx.Err() == nil {
+		log.WarnContext(ctx, "sidecar start failed", "err", err)
+	}
+}
+
+type storeResult struct {
+	store secrets.Store
+	err   error
 }

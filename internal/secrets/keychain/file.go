@@ -28,6 +28,11 @@ var _ secrets.Store = (*File)(nil)
 // of the encrypted-file keyring.
 const EnvPassphrase = "WARDEN_KEYRING_PASSPHRASE" //nolint:gosec // G101: the name of a variable, not a credential
 
+// EnvKeyFile names the environment variable that names a 0600 key file
+// (see GenerateKeyFile) for the encrypted-file backend, instead of a
+// passphrase: no key derivation at each start, for headless machines.
+const EnvKeyFile = "WARDEN_KEYRING_KEYFILE"
+
 // File format, version 1 (all integers big-endian):
 //
 //	0   magic "WKRF"

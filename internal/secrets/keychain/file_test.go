@@ -406,3 +406,39 @@ func TestMock(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOpenKeyFileFromEnv: WARDEN_KEYRING_KEYFILE makes the file backend use
+// that key (no passphrase needed); the same store then refuses a
+// passphrase, and a missing key file is an error, not a fallback.
+func TestOpenKeyFileFromEnv(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	key := filepath.Join(dir, "k.key")
+	if err := keychain.GenerateKeyFile(key); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{keychain.EnvBackend: keychain.BackendFile, keychain.EnvKeyFile: key, "XDG_DATA_HOME": dir, "HOME": dir}
+	env := func(k string) string { return vars[k] }
+	o, err := keychain.Open(keychain.Config{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Set("s", "a", secrets.NewString("v")); err != nil {
+		t.Fatal(err)
+	}
+	o2, err := keychain.Open(keychain.Config{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := o2.Get("s", "a"); err != nil || v.RevealString() != "v" {
+		t.Fatalf("get = %v", err)
+	}
+	vars[keychain.EnvKeyFile], vars[keychain.EnvPassphrase] = "", "guess"
+	if _, err := keychain.Open(keychain.Config{Getenv: env}); !errors.Is(err, keychain.ErrWrongPassphrase) {
+		t.Errorf("a passphrase opened a key-file store: %v", err)
+	}
+	vars[keychain.EnvKeyFile] = filepath.Join(dir, "missing.key")
+	if _, err := keychain.Open(keychain.Config{Getenv: env}); err == nil {
+		t.Error("a missing key file was accepted")
+	}
+}

@@ -108,6 +108,9 @@ func openAuto(cfg Config, getenv func(string) string) (Opened, error) {
 }
 
 func openFileBackend(fc FileConfig, getenv func(string) string) (*File, error) {
+	if fc.KeyFile == "" {
+		fc.KeyFile = getenv(EnvKeyFile)
+	}
 	if fc.Path == "" {
 		p, err := DefaultFilePath(getenv)
 		if err != nil {
