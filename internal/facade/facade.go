@@ -310,7 +310,8 @@ func (f *Facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt := (*f.routes.Load())[m]
-	if rt != nil && rt.Mode == ModeStarting && !((rest == "" || rest == "/") && rt.SkillMD != nil) {
+	skillMD := (rest == "" || rest == "/") && rt != nil && rt.SkillMD != nil
+	if rt != nil && rt.Mode == ModeStarting && !skillMD {
 		rt = f.awaitStart(r.Context(), m)
 	}
 	if rt == nil {
