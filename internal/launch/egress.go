@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/egress"
@@ -123,10 +124,28 @@ type egressSession struct {
 
 // EgressConfig maps the network policy onto the proxy's configuration.
 func EgressConfig(n policy.NetworkSpec, token string, logger *slog.Logger) egress.Config {
-	return egress.Config{
+	cfg := egress.Config{
 		Allow: n.Allow, Deny: n.Deny, Rules: n.Rules,
 		AllowPrivate: n.AllowPrivate, Hosts: n.Hosts,
 		Token: token, Logger: logger,
+	}
+	if len(n.DNS) > 0 {
+		cfg.Resolver = dnsResolver(n.DNS)
+	}
+	return cfg
+}
+
+// dnsResolver asks the given servers (IP:port, tried in turn) instead of
+// the system's resolver.
+func dnsResolver(servers []string) *net.Resolver {
+	var next atomic.Uint32
+	return &net.Resolver{
+		PreferGo: true,
+		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			server := servers[int(next.Add(1)-1)%len(servers)]
+			var d net.Dialer
+			return d.DialContext(ctx, network, server)
+		},
 	}
 }
 

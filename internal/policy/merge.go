@@ -156,6 +156,9 @@ func (s *Spec) apply(l *Layer, src string) {
 			}
 			s.note("network.credentials", src)
 		}
+		if len(n.DNS) > 0 {
+			s.Network.DNS = s.union("network.dns", s.Network.DNS, n.DNS, src)
+		}
 		if len(n.UpstreamRoots) > 0 {
 			s.Network.UpstreamRoots = s.union("network.upstream_roots", s.Network.UpstreamRoots, n.UpstreamRoots, src)
 		}

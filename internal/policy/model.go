@@ -114,6 +114,9 @@ type NetworkLayer struct {
 	// trusts when it connects upstream (a corporate TLS gateway, a local
 	// test server), on top of the system roots.
 	UpstreamRoots []string `yaml:"upstream_roots,omitempty"`
+	// DNS are the resolvers (IP:port) the proxy asks instead of the
+	// system's (split-horizon DNS; tests). Every answer is still checked.
+	DNS []string `yaml:"dns,omitempty"`
 }
 
 // Credential is a secret from warden's secret store that the egress proxy
@@ -242,6 +245,7 @@ type NetworkSpec struct {
 	OnUnknown     string // "deny" or "ask"
 	Credentials   []Credential
 	UpstreamRoots []string
+	DNS           []string
 }
 
 // Limits are process resource limits; zero means not limited.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -167,6 +168,11 @@ func checkLayer(file string, n located, l *Layer, prefix string) ParseErrors {
 		}
 		if o := l.Network.OnUnknown; o != nil && *o != "deny" && *o != "ask" {
 			errs = append(errs, &ParseError{File: file, Line: nn.lookup("on_unknown").keyLine, Msg: prefix + fmt.Sprintf("network.on_unknown: invalid value %q (want deny or ask)", *o)})
+		}
+		for _, d := range l.Network.DNS {
+			if ap, err := netip.ParseAddrPort(d); err != nil || !ap.IsValid() {
+				errs = append(errs, &ParseError{File: file, Line: nn.lookup("dns").keyLine, Msg: prefix + fmt.Sprintf("network.dns: %q is not IP:port", d)})
+			}
 		}
 		for _, c := range l.Network.Credentials {
 			cl := nn.lookup("credentials").keyLine

@@ -25,6 +25,8 @@ func TestParseStrict(t *testing.T) {
 		{"bad mode", "version: 1\n\nmode: yolo\n", []int{3}, `mode: invalid value "yolo"`},
 		{"bad net mode", "version: 1\nnetwork:\n  mode: sometimes\n", []int{3}, `network.mode: invalid value "sometimes"`},
 		{"bad on_unknown", "version: 1\nnetwork:\n  mode: filtered\n  on_unknown: prompt\n", []int{4}, `network.on_unknown: invalid value "prompt" (want deny or ask)`},
+		{"bad dns", "version: 1\nnetwork:\n  mode: filtered\n  dns: [\"8.8.8.8\"]\n", []int{4}, `network.dns: "8.8.8.8" is not IP:port`},
+		{"credential with both sources", "version: 1\nnetwork:\n  mode: filtered\n  credentials:\n    - {host: a.test, secret: k, from_env: K}\n", []int{4}, "give exactly one of secret and from_env"},
 		{"bad profile on_unknown", "version: 1\nprofiles:\n  p:\n    network: {on_unknown: allow}\n", []int{4}, "profiles.p.network.on_unknown"},
 		{"bad backend", "version: 1\nbackend: docker\n", []int{2}, `backend: invalid value "docker"`},
 		{"relative path", "version: 1\nwrite_paths:\n  - build\n", []int{2}, "must be absolute"},
