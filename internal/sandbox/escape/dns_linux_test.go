@@ -59,10 +59,10 @@ func fakeDNS(t *testing.T, name string, answer func(n int) []netip.Addr) string 
 				answers = answer(int(count.Add(1) - 1))
 			}
 			resp := make([]byte, 12, 512)
-			copy(resp, q[:2])                                          // ID
-			binary.BigEndian.PutUint16(resp[2:], 0x8180)               // response, recursion desired and available
-			binary.BigEndian.PutUint16(resp[4:], 1)                    // QDCOUNT
-			binary.BigEndian.PutUint16(resp[6:], uint16(len(answers))) //nolint:gosec // G115: a handful
+			copy(resp, q[:2])                            // ID
+			binary.BigEndian.PutUint16(resp[2:], 0x8180) // response, recursion desired and available
+			binary.BigEndian.PutUint16(resp[4:], 1)      // QDCOUNT
+			binary.BigEndian.PutUint16(resp[6:], uint16(len(answers)))
 			resp = append(resp, question...)
 			for _, a := range answers {
 				rr := []byte{0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 0, 0, 4} // name pointer, A, IN, TTL 0, RDLENGTH 4
@@ -104,11 +104,15 @@ func TestEgressDNSRebinding(t *testing.T) {
 				name, dns, script string
 				want              []string
 			}{
-				{"rebinding name", rebind, fmt.Sprintf(
-					"curl -s -m 5 -o /dev/null -w 'first=%%{http_code}\\n' http://rebind.test:%[1]d/; curl -s -m 5 -D - -o /dev/null http://rebind.test:%[1]d/", port),
-					[]string{"403", "X-Warden-Deny: private-destination"}},
-				{"public and private in one answer", mixed, fmt.Sprintf("curl -s -m 5 -D - -o /dev/null http://mixed.test:%d/", port),
-					[]string{"403", "X-Warden-Deny: private-destination"}},
+				{
+					"rebinding name", rebind, fmt.Sprintf(
+						"curl -s -m 5 -o /dev/null -w 'first=%%{http_code}\\n' http://rebind.test:%[1]d/; curl -s -m 5 -D - -o /dev/null http://rebind.test:%[1]d/", port),
+					[]string{"403", "X-Warden-Deny: private-destination"},
+				},
+				{
+					"public and private in one answer", mixed, fmt.Sprintf("curl -s -m 5 -D - -o /dev/null http://mixed.test:%d/", port),
+					[]string{"403", "X-Warden-Deny: private-destination"},
+				},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					pol := filepath.Join(t.TempDir(), "policy.yaml")
