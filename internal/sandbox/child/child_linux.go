@@ -115,7 +115,11 @@ func Init() int {
 		}
 		for {
 			var ws unix.WaitStatus
-			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+			flags := unix.WNOHANG
+			if cfg.TTY {
+				flags |= unix.WUNTRACED
+			}
+			pid, err := unix.Wait4(-1, &ws, flags, nil)
 			if err != nil || pid <= 0 {
 				break
 			}
@@ -127,6 +131,12 @@ func Init() int {
 				return ws.ExitStatus()
 			case ws.Signaled():
 				return 128 + int(ws.Signal())
+			case ws.Stopped():
+				// Ctrl-Z on the sandbox's pty stops the target, but nothing
+				// outside could resume it: the user's shell only knows
+				// warden. Continue it at once, and say so.
+				_, _ = fmt.Fprintf(os.Stderr, "\r\nwarden: suspending is not supported inside the sandbox (%v); continuing\r\n", ws.StopSignal())
+				_ = unix.Kill(-target, unix.SIGCONT)
 			}
 		}
 	}

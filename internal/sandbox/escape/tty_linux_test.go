@@ -159,3 +159,22 @@ network:
 		t.Errorf("learned decisions: %v\n%s", err, learned)
 	}
 }
+
+// TestTargetStopIsContinued: a target that stops itself (SIGSTOP; the
+// terminal's own stop signals are discarded for its orphaned process
+// group) would hang the session, since nothing outside can resume it: PID
+// 1 continues it and says so.
+func TestTargetStopIsContinued(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (CI installs it)")
+	}
+	e := sandboxtest.NewEnv(t)
+	dir := t.TempDir()
+	m := &tmux{t: t, sock: filepath.Join(dir, "tmux.sock")}
+	script := fmt.Sprintf("cd %q && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=%q TERM=screen %q run -- sh -c 'kill -STOP $$; echo resumed-after-stop'; sleep 60",
+		e.Work, e.Home, e.Warden)
+	m.run("-f", "/dev/null", "new-session", "-d", "-s", "w", "-x", "120", "-y", "20", script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", m.sock, "kill-server").Run() })
+	m.waitFor("suspending is not supported inside the sandbox")
+	m.waitFor("resumed-after-stop")
+}
