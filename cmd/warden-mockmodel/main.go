@@ -24,9 +24,10 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/wardenhq/warden/internal/fsutil"
 
 	"github.com/wardenhq/warden/internal/mockmodel"
 )
@@ -225,22 +226,8 @@ func listen(ctx context.Context, addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it into place, so a reader never sees a partial address.
+// writeFileAtomic replaces path with data, so a reader never sees a
+// partial address.
 func writeFileAtomic(path, data string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".addr-*")
-	if err != nil {
-		return fmt.Errorf("write address file: %w", err)
-	}
-	_, werr := tmp.WriteString(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write address file: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write address file: %w", err)
-	}
-	return nil
+	return fsutil.WriteFileAtomic(path, []byte(data), 0o600)
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wardenhq/warden/internal/fsutil"
+
 	"github.com/wardenhq/warden/internal/policy"
 )
 
@@ -136,11 +138,7 @@ func setApproval(path, hash string) error {
 	if err != nil {
 		return err
 	}
-	tmp := ap + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("config: approvals: %w", err)
-	}
-	if err := os.Rename(tmp, ap); err != nil {
+	if err := fsutil.WriteFileAtomic(ap, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("config: approvals: %w", err)
 	}
 	return nil

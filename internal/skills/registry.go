@@ -2,8 +2,6 @@ package skills
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/wardenhq/warden/internal/fsutil"
 )
 
 // ErrSnapshotModified means an approved snapshot no longer hashes to its
@@ -503,33 +503,10 @@ func (r *Registry) load() (*registryFile, error) {
 	return f, nil
 }
 
-// writeFileAtomic writes data to a new 0600 temp file beside p, syncs it
-// and renames it over p.
+// writeFileAtomic replaces p with data, 0600.
 func writeFileAtomic(p string, data []byte) error {
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".tmp-"+hex.EncodeToString(rnd[:]))
-	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: a new temp file in the state dir
-	if err != nil {
+	if err := fsutil.WriteFileAtomic(p, data, 0o600); err != nil {
 		return fmt.Errorf("skills: %w", err)
-	}
-	_, err = fh.Write(data)
-	if err == nil {
-		err = fh.Sync()
-	}
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("skills: write %s: %w", p, err)
-	}
-	if d, err := os.Open(filepath.Dir(p)); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wardenhq/warden/internal/fsutil"
+
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/net/publicsuffix"
 
@@ -313,34 +315,8 @@ func writeLearned(path string, es []Entry) error {
 	if err := enc.Close(); err != nil {
 		return fmt.Errorf("prompt: learned decisions: %w", err)
 	}
-	b := buf.Bytes()
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".learned-network-*.tmp")
-	if err != nil {
+	if err := fsutil.WriteFileAtomic(path, buf.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("prompt: learned decisions: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // gone after a successful rename
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("prompt: learned decisions: %w", err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("prompt: learned decisions: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("prompt: learned decisions: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("prompt: learned decisions: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil { //nolint:gosec // G703: the user's own config file, by their own environment
-		return fmt.Errorf("prompt: learned decisions: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil { //nolint:gosec // G304: the file's own directory
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

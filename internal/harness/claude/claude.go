@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wardenhq/warden/internal/fsutil"
+
 	"github.com/wardenhq/warden/internal/harness"
 )
 
@@ -87,11 +89,7 @@ func prepare(home string, env map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("claude: %w", err)
 	}
-	tmp := path + ".warden-tmp"
-	if err := os.WriteFile(tmp, append(out, '\n'), 0o600); err != nil {
-		return fmt.Errorf("claude: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := fsutil.WriteFileAtomic(path, append(out, '\n'), 0o600); err != nil {
 		return fmt.Errorf("claude: %w", err)
 	}
 	return nil

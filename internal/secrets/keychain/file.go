@@ -16,6 +16,8 @@ import (
 	"slices"
 	"unicode"
 
+	"github.com/wardenhq/warden/internal/fsutil"
+
 	"golang.org/x/crypto/chacha20poly1305"
 	"golang.org/x/crypto/scrypt"
 
@@ -474,40 +476,11 @@ func GenerateKeyFile(path string) error {
 	return nil
 }
 
-// writeAtomic writes data to a new 0600 temp file beside path, syncs it and
-// renames it over path.
+// writeAtomic replaces path with data, 0600.
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
+	if err := fsutil.WriteFileAtomic(path, data, 0o600); err != nil {
 		return fmt.Errorf("keychain: %w", err)
 	}
-	tmp := filepath.Join(dir, "."+filepath.Base(path)+".tmp-"+hex.EncodeToString(rnd[:]))
-	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: a new temp file beside the keyring
-	if err != nil {
-		return fmt.Errorf("keychain: create temp file: %w", err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			fh.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := fh.Write(data); err != nil {
-		return fmt.Errorf("keychain: write %s: %w", tmp, err)
-	}
-	if err := fh.Sync(); err != nil {
-		return fmt.Errorf("keychain: sync %s: %w", tmp, err)
-	}
-	if err := fh.Close(); err != nil {
-		return fmt.Errorf("keychain: close %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("keychain: replace %s: %w", path, err)
-	}
-	ok = true
-	syncDir(dir)
 	return nil
 }
 

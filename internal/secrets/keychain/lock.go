@@ -2,7 +2,6 @@ package keychain
 
 import (
 	"fmt"
-	"os"
 )
 
 // lock takes a flock on path+".lock", shared or exclusive. The lock file
@@ -25,15 +24,4 @@ func (f *File) lock(exclusive bool) (unlock func(), err error) {
 		_ = funlock(fh)
 		fh.Close()
 	}, nil
-}
-
-// syncDir makes a rename durable; errors are ignored because some systems
-// cannot sync directories.
-func syncDir(dir string) {
-	d, err := os.Open(dir) //nolint:gosec // G304: the keyring directory, opened to fsync it
-	if err != nil {
-		return
-	}
-	_ = d.Sync()
-	d.Close()
 }
