@@ -25,6 +25,7 @@ import (
 	"github.com/wardenhq/warden/internal/sandbox/pty"
 	"github.com/wardenhq/warden/internal/sandbox/seatbelt"
 	"github.com/wardenhq/warden/internal/sandbox/seccomp"
+	"github.com/wardenhq/warden/internal/skills"
 )
 
 // Options describe one launch.
@@ -53,6 +54,10 @@ type Plan struct {
 	Backend  policy.Backend
 	// Harness is set by `warden start`.
 	Harness *HarnessPlan
+
+	// approved are the Skills, resolved once (by `warden start`, which
+	// places them); nil until then.
+	approved []skills.Approved
 
 	// tty is the pty handed to the sandbox, once there is one: network
 	// prompts borrow the terminal through it.
@@ -204,7 +209,7 @@ func (p *Plan) Run(ctx context.Context, io Streams) (int, error) {
 		defer es.close()
 	}
 	if len(p.Skills) > 0 {
-		ss, err := startSkills(ctx, p, p.Skills, logger)
+		ss, err := startSkills(ctx, p, logger)
 		if err != nil {
 			return 125, &sandbox.StartError{Err: err}
 		}

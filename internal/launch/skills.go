@@ -64,7 +64,7 @@ var baseSidecarEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL
 // facade on two sockets bound into the sandbox: a trusted one (peer uid
 // checked) for WARDEN_SOCKET and a token-gated one that PID 1 relays a
 // loopback port to.
-func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logger) (*skillSession, error) {
+func startSkills(ctx context.Context, p *Plan, logger *slog.Logger) (*skillSession, error) {
 	if p.Backend != policy.BackendBwrap && p.Backend != policy.BackendLandlock {
 		return nil, &PolicyError{Err: fmt.Errorf("skills: the facade needs the bwrap or landlock backend, not %s", p.Backend)}
 	}
@@ -75,27 +75,12 @@ func startSkills(ctx context.Context, p *Plan, names []string, logger *slog.Logg
 		st, err := keychain.Open(keychain.Config{})
 		storeCh <- storeResult{st, err}
 	}()
-	reg, err := OpenRegistry()
-	if err != nil {
-		return nil, err
-	}
-	if slices.Contains(names, "all") {
-		entries, err := reg.List()
-		if err != nil {
-			return nil, err
+	approved := p.approved // resolved already by `warden start`
+	if approved == nil {
+		var err error
+		if approved, err = resolveSkills(p.Skills); err != nil {
+			return nil, &PolicyError{Err: err}
 		}
-		names = nil
-		for _, e := range entries {
-			names = append(names, e.Name)
-		}
-	}
-	var approved []skills.Approved
-	for _, n := range names {
-		a, err := reg.Resolve(n)
-		if err != nil {
-			return nil, &PolicyError{Err: fmt.Errorf("skill %s: %w", n, err)}
-		}
-		approved = append(approved, a)
 	}
 	tok := make([]byte, 32)
 	if _, err := rand.Read(tok); err != nil {

@@ -191,6 +191,7 @@ func NewStartPlan(o StartOptions) (*Plan, error) {
 	if err != nil {
 		return nil, &PolicyError{Err: err}
 	}
+	plan.approved = approved
 	hp.Config.Briefing = Briefing(plan, approved)
 	in := &harness.BridgeInput{
 		Workdir: wd, Home: hp.Home, RunDir: InnerHarnessDir, Self: sandbox.InnerSelf,
