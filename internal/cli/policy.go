@@ -190,12 +190,9 @@ approval. The sandbox itself cannot write .warden/.`,
 		Example: "  warden policy approve\n  warden policy approve --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			pr, err := config.FindProject(cwd())
+			pr, err := findProject()
 			if err != nil {
 				return err
-			}
-			if pr == nil {
-				return cliutil.WithCode(cliutil.ExitFailure, fmt.Errorf("no %s in this directory or its parents", config.ProjectFile))
 			}
 			if _, err := policy.Parse(pr.Path, pr.Data); err != nil {
 				return cliutil.WithCode(cliutil.ExitConfigInvalid, err)
@@ -237,12 +234,9 @@ func NewCmdPolicyRevoke(f *Factory) *cobra.Command {
 		Example: "  warden policy revoke",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			pr, err := config.FindProject(cwd())
+			pr, err := findProject()
 			if err != nil {
 				return err
-			}
-			if pr == nil {
-				return cliutil.WithCode(cliutil.ExitFailure, fmt.Errorf("no %s in this directory or its parents", config.ProjectFile))
 			}
 			if err := config.Revoke(pr.Path); err != nil {
 				return err
@@ -251,4 +245,17 @@ func NewCmdPolicyRevoke(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// findProject finds this directory's project policy, or fails saying there
+// is none.
+func findProject() (*config.Project, error) {
+	pr, err := config.FindProject(cwd())
+	if err != nil {
+		return nil, err
+	}
+	if pr == nil {
+		return nil, cliutil.WithCode(cliutil.ExitFailure, fmt.Errorf("no %s in this directory or its parents", config.ProjectFile))
+	}
+	return pr, nil
 }

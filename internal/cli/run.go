@@ -130,19 +130,31 @@ func runRun(c *cobra.Command, o *RunOptions) error {
 	if err != nil {
 		return &cliutil.CodeError{Code: cliutil.ExitSandboxFailed, Err: err}
 	}
-	for _, w := range plan.Resolved.Warnings {
-		fmt.Fprintf(o.IO.ErrOut, "warden: warning: %s\n", w)
-	}
-	if plan.Resolved.Mode == policy.ModeRWX {
-		fmt.Fprintln(o.IO.ErrOut, "warden: *** MODE RWX: THE WHOLE FILESYSTEM IS WRITABLE; THIS IS NOT A FILESYSTEM SANDBOX ***")
-	}
-	if plan.Notice != "" {
-		fmt.Fprintf(o.IO.ErrOut, "warden: %s\n", plan.Notice)
-	}
+	announce(o.IO.ErrOut, plan)
 	if o.Explain {
 		return explain(o.IO.Out, plan)
 	}
-	code, err := plan.Run(c.Context(), launch.Streams{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut})
+	return runPlan(c, o.IO, plan)
+}
+
+// announce prints what the user must see before a plan runs: the
+// policy's warnings, a loud mode-rwx banner and the launch's notice.
+func announce(w io.Writer, plan *launch.Plan) {
+	for _, warn := range plan.Resolved.Warnings {
+		fmt.Fprintf(w, "warden: warning: %s\n", warn)
+	}
+	if plan.Resolved.Mode == policy.ModeRWX {
+		fmt.Fprintln(w, "warden: *** MODE RWX: THE WHOLE FILESYSTEM IS WRITABLE; THIS IS NOT A FILESYSTEM SANDBOX ***")
+	}
+	if plan.Notice != "" {
+		fmt.Fprintf(w, "warden: %s\n", plan.Notice)
+	}
+}
+
+// runPlan runs the plan on the command's streams; warden's own failure
+// before the target started is 125, otherwise the target's status.
+func runPlan(c *cobra.Command, io *cliutil.IOStreams, plan *launch.Plan) error {
+	code, err := plan.Run(c.Context(), launch.Streams{In: io.In, Out: io.Out, Err: io.ErrOut})
 	if err != nil {
 		if launch.StartFailed(err) {
 			return &cliutil.CodeError{Code: cliutil.ExitSandboxFailed, Err: err}

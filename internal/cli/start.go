@@ -94,26 +94,14 @@ func runStart(c *cobra.Command, o *StartOptions) error {
 	if err != nil {
 		return &cliutil.CodeError{Code: cliutil.ExitSandboxFailed, Err: err}
 	}
-	for _, w := range plan.Resolved.Warnings {
-		fmt.Fprintf(o.IO.ErrOut, "warden: warning: %s\n", w)
-	}
-	if plan.Notice != "" {
-		fmt.Fprintf(o.IO.ErrOut, "warden: %s\n", plan.Notice)
-	}
+	announce(o.IO.ErrOut, plan)
 	if o.PrintPlan {
 		return printPlan(o.IO.Out, plan)
 	}
 	for _, n := range plan.Harness.Notes {
 		fmt.Fprintf(o.IO.ErrOut, "warden: %s\n", n)
 	}
-	code, err := plan.Run(c.Context(), launch.Streams{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut})
-	if err != nil {
-		if launch.StartFailed(err) {
-			return &cliutil.CodeError{Code: cliutil.ExitSandboxFailed, Err: err}
-		}
-		return &cliutil.CodeError{Code: code, Err: err}
-	}
-	return &cliutil.ExitError{Code: code}
+	return runPlan(c, o.IO, plan)
 }
 
 // printPlan shows what `warden start` would do. It holds no secret: keys
