@@ -20,15 +20,7 @@ func startRelay(rl sandbox.Relay) error {
 	if err != nil {
 		return err
 	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go relay(c, "unix", rl.Unix)
-		}
-	}()
+	go acceptLoop(l, "unix", rl.Unix)
 	return nil
 }
 
@@ -40,16 +32,20 @@ func startExpose(ex sandbox.Expose) error {
 	if err != nil {
 		return err
 	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go relay(c, "tcp", ex.TCP)
-		}
-	}()
+	go acceptLoop(l, "tcp", ex.TCP)
 	return nil
+}
+
+// acceptLoop relays every connection l accepts to a fresh connection to
+// network addr, until l fails.
+func acceptLoop(l net.Listener, network, addr string) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go relay(c, network, addr)
+	}
 }
 
 func relay(c net.Conn, network, addr string) {
