@@ -103,34 +103,8 @@ func sidecarSandbox(t *testing.T, backend string) {
 	// Outside /tmp: without a mount namespace, /tmp is the host's, which
 	// the landlock backend does not grant.
 	e := sandboxtest.NewEnvOutsideTmp(t)
-	skill := filepath.Join(t.TempDir(), "probe")
-	if err := os.MkdirAll(skill, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string]string{
-		"SKILL.md":   "---\nname: probe\ndescription: Reports what its sidecar can reach.\n---\nProbe.\n",
-		"omac.yaml":  probeManifest,
-		"sidecar.py": probeSidecar,
-	} {
-		if err := os.WriteFile(filepath.Join(skill, name), []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	state, data := filepath.Join(e.Home, ".local", "state"), filepath.Join(e.Home, ".local", "share")
-	t.Cleanup(func() { _ = skills.RemoveTree(filepath.Join(state, "warden")) })
-	dataDir := filepath.Join(data, "warden-skill-data", "probe")
-	env := e.Environ("WARDEN_KEYRING_BACKEND=file", "WARDEN_KEYRING_PASSPHRASE=p", "XDG_STATE_HOME="+state, "XDG_DATA_HOME="+data,
-		"PROBE_HOME="+e.Home, "PROBE_WORK="+e.Work, "PROBE_DATA="+dataDir)
-	warden := func(args ...string) sandboxtest.Result {
-		return sandboxtest.Run(t, e.Warden, sandboxtest.Cmd{Dir: e.Work, Env: env, Args: args})
-	}
-	secrets := filepath.Join(t.TempDir(), "probe.env")
-	if err := os.WriteFile(secrets, []byte("PROBE_SECRET=sidecar-only-7f3e\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if r := warden("skill", "register", skill, "--secrets-from", secrets, "--yes"); r.Code != 0 {
-		t.Fatalf("register\n%s", r)
-	}
+	warden, dataDir := probeSkill(t, e, e.Home, "probe", "")
+	state := filepath.Join(e.Home, ".local", "state")
 	// Over the socket under bwrap; under landlock there is no socket (the
 	// target cannot even create one) and the port takes the token.
 	script := `curl -sS --unix-socket "$WARDEN_SOCKET" http://warden/probe/probe`
@@ -138,13 +112,7 @@ func sidecarSandbox(t *testing.T, backend string) {
 		script = `test -z "${WARDEN_SOCKET:-}" || echo "socket offered"; python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -n 1 >&2; curl -sS -H "Authorization: Bearer $WARDEN_TOKEN" "${WARDEN_PROBE_BASE}probe"`
 	}
 	r := warden("run", "--backend", backend, "--skill", "probe", "--", "sh", "-c", script)
-	if r.Code != 0 {
-		t.Fatalf("run\n%s", r)
-	}
-	var got map[string]string
-	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
-		t.Fatalf("probe answer: %v\n%s", err, r)
-	}
+	got := probeAnswer(t, r)
 	want := map[string]string{
 		"read-own-files": "ok",
 		"read-ssh-key":   "ENOENT", // $HOME is a throw-away tmpfs
@@ -193,45 +161,10 @@ func TestSidecarNetworkConfined(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("upstream")) }))
 	t.Cleanup(up.Close)
 	port := up.Listener.Addr().(*net.TCPAddr).Port
-	skill := filepath.Join(t.TempDir(), "netprobe")
-	if err := os.MkdirAll(skill, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	manifest := strings.ReplaceAll(probeManifest, "name: probe", "name: netprobe") +
-		fmt.Sprintf("  network:\n    allow: [\"allowed.test:%d\"]\n    hosts: {allowed.test: 127.0.0.1, elsewhere.test: 127.0.0.1}\n    allow_private_destinations: true\n", port)
-	manifest = strings.ReplaceAll(manifest, "mount: probe", "mount: netprobe")
-	for name, body := range map[string]string{
-		"SKILL.md":   "---\nname: netprobe\ndescription: Reports what a confined sidecar can reach.\n---\nProbe.\n",
-		"omac.yaml":  manifest,
-		"sidecar.py": probeSidecar,
-	} {
-		if err := os.WriteFile(filepath.Join(skill, name), []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	state, data := t.TempDir(), t.TempDir()
-	t.Cleanup(func() { _ = skills.RemoveTree(filepath.Join(state, "warden")) })
-	env := e.Environ("WARDEN_KEYRING_BACKEND=file", "WARDEN_KEYRING_PASSPHRASE=p", "XDG_STATE_HOME="+state, "XDG_DATA_HOME="+data,
-		"PROBE_HOME="+e.Home, "PROBE_WORK="+e.Work, "PROBE_DATA="+filepath.Join(data, "warden-skill-data", "netprobe"),
+	warden, _ := probeSkill(t, e, t.TempDir(), "netprobe",
+		fmt.Sprintf("  network:\n    allow: [\"allowed.test:%d\"]\n    hosts: {allowed.test: 127.0.0.1, elsewhere.test: 127.0.0.1}\n    allow_private_destinations: true\n", port),
 		fmt.Sprintf("PROBE_NET=http://allowed.test:%d/", port))
-	warden := func(args ...string) sandboxtest.Result {
-		return sandboxtest.Run(t, e.Warden, sandboxtest.Cmd{Dir: e.Work, Env: env, Args: args})
-	}
-	secrets := filepath.Join(t.TempDir(), "probe.env")
-	if err := os.WriteFile(secrets, []byte("PROBE_SECRET=sidecar-only-7f3e\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if r := warden("skill", "register", skill, "--secrets-from", secrets, "--yes"); r.Code != 0 {
-		t.Fatalf("register\n%s", r)
-	}
-	r := warden("run", "--skill", "netprobe", "--", "curl", "-sS", "--unix-socket", "/run/warden/facade.sock", "http://warden/netprobe/probe")
-	if r.Code != 0 {
-		t.Fatalf("run\n%s", r)
-	}
-	var got map[string]string
-	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
-		t.Fatalf("probe answer: %v\n%s", err, r)
-	}
+	got := probeAnswer(t, warden("run", "--skill", "netprobe", "--", "curl", "-sS", "--unix-socket", "/run/warden/facade.sock", "http://warden/netprobe/probe"))
 	for k, v := range map[string]string{
 		"allowed-via-proxy": "200",
 		"denied-via-proxy":  "403 host-not-allowed",
@@ -243,4 +176,57 @@ func TestSidecarNetworkConfined(t *testing.T) {
 			t.Errorf("%s = %q, want %q (all: %v)", k, got[k], v, got)
 		}
 	}
+}
+
+// probeSkill registers a probe skill named name (manifest: probeManifest
+// plus extra under sidecar:) with its secret, keeping warden's state and
+// the skill's data dir under base (outside /tmp for the landlock backend).
+// It returns how to run warden there, and the skill's data dir.
+func probeSkill(t *testing.T, e *sandboxtest.Env, base, name, extra string, env ...string) (func(args ...string) sandboxtest.Result, string) {
+	t.Helper()
+	skill := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(skill, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := strings.NewReplacer("name: probe", "name: "+name, "mount: probe", "mount: "+name).Replace(probeManifest) + extra
+	for file, body := range map[string]string{
+		"SKILL.md":   "---\nname: " + name + "\ndescription: Reports what its sidecar can reach.\n---\nProbe.\n",
+		"omac.yaml":  manifest,
+		"sidecar.py": probeSidecar,
+	} {
+		if err := os.WriteFile(filepath.Join(skill, file), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state, data := filepath.Join(base, ".local", "state"), filepath.Join(base, ".local", "share")
+	t.Cleanup(func() { _ = skills.RemoveTree(filepath.Join(state, "warden")) })
+	dataDir := filepath.Join(data, "warden-skill-data", name)
+	all := e.Environ(append([]string{
+		"WARDEN_KEYRING_BACKEND=file", "WARDEN_KEYRING_PASSPHRASE=p", "XDG_STATE_HOME=" + state, "XDG_DATA_HOME=" + data,
+		"PROBE_HOME=" + e.Home, "PROBE_WORK=" + e.Work, "PROBE_DATA=" + dataDir,
+	}, env...)...)
+	warden := func(args ...string) sandboxtest.Result {
+		return sandboxtest.Run(t, e.Warden, sandboxtest.Cmd{Dir: e.Work, Env: all, Args: args})
+	}
+	secrets := filepath.Join(t.TempDir(), "probe.env")
+	if err := os.WriteFile(secrets, []byte("PROBE_SECRET=sidecar-only-7f3e\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := warden("skill", "register", skill, "--secrets-from", secrets, "--yes"); r.Code != 0 {
+		t.Fatalf("register\n%s", r)
+	}
+	return warden, dataDir
+}
+
+// probeAnswer decodes the probe's JSON answer from a run.
+func probeAnswer(t *testing.T, r sandboxtest.Result) map[string]string {
+	t.Helper()
+	if r.Code != 0 {
+		t.Fatalf("run\n%s", r)
+	}
+	var got map[string]string
+	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
+		t.Fatalf("probe answer: %v\n%s", err, r)
+	}
+	return got
 }

@@ -15,37 +15,6 @@ import (
 	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 )
 
-// tmux drives one detached tmux server of the test's own.
-type tmux struct {
-	t    *testing.T
-	sock string
-}
-
-func (m *tmux) run(args ...string) string {
-	m.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-S", m.sock}, args...)...).CombinedOutput()
-	if err != nil {
-		m.t.Fatalf("tmux %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-// waitFor polls the pane until it shows want.
-func (m *tmux) waitFor(want string) {
-	m.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		pane := m.run("capture-pane", "-p", "-t", "w")
-		if strings.Contains(pane, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			m.t.Fatalf("pane never showed %q:\n%s", want, pane)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // TestInteractiveTTY runs an interactive shell in the sandbox under tmux,
 // as a user would run a harness: typed input arrives, a window resize is
 // seen inside, Ctrl-C interrupts the foreground command (not warden), and
@@ -56,51 +25,36 @@ func TestInteractiveTTY(t *testing.T) {
 		t.Skip("tmux is not installed (CI installs it)")
 	}
 	e := sandboxtest.NewEnv(t)
-	dir := t.TempDir()
-	m := &tmux{t: t, sock: filepath.Join(dir, "tmux.sock")}
-	exitFile := filepath.Join(dir, "exit")
-	script := fmt.Sprintf("cd %q && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=%q TERM=screen LANG=C.UTF-8 %q run -- bash --norc --noprofile -i; echo $? > %q; sleep 60",
-		e.Work, e.Home, e.Warden, exitFile)
-	m.run("-f", "/dev/null", "new-session", "-d", "-s", "w", "-x", "100", "-y", "30", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-S", m.sock, "kill-server").Run() })
+	exitFile := filepath.Join(t.TempDir(), "exit")
+	m := sandboxtest.NewTmux(t, 100, 30, fmt.Sprintf("cd %q && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=%q TERM=screen LANG=C.UTF-8 %q run -- bash --norc --noprofile -i; echo $? > %q; sleep 60",
+		e.Work, e.Home, e.Warden, exitFile))
 
-	m.run("send-keys", "-t", "w", "PS1='ready> '", "Enter")
-	m.waitFor("ready> ")
-	m.run("send-keys", "-t", "w", "echo typed-$((6*7))", "Enter")
-	m.waitFor("typed-42")
+	m.Keys("PS1='ready> '", "Enter")
+	m.WaitText("ready> ")
+	m.Keys("echo typed-$((6*7))", "Enter")
+	m.WaitText("typed-42")
 
-	m.run("send-keys", "-t", "w", "echo cols=$(tput cols) tty=$(test -t 0 && echo yes)", "Enter")
-	m.waitFor("cols=100 tty=yes")
-	m.run("resize-window", "-t", "w", "-x", "120", "-y", "30")
-	m.run("send-keys", "-t", "w", "echo cols=$(tput cols)", "Enter")
-	m.waitFor("cols=120")
+	m.Keys("echo cols=$(tput cols) tty=$(test -t 0 && echo yes)", "Enter")
+	m.WaitText("cols=100 tty=yes")
+	m.Resize(120, 30)
+	m.Keys("echo cols=$(tput cols)", "Enter")
+	m.WaitText("cols=120")
 
 	// Job control: Ctrl-C reaches the foreground command through the
 	// pty's line discipline and the shell (and warden) carry on.
-	m.run("send-keys", "-t", "w", "sleep 60; echo not-interrupted", "Enter")
+	m.Keys("sleep 60; echo not-interrupted", "Enter")
 	time.Sleep(300 * time.Millisecond)
-	m.run("send-keys", "-t", "w", "C-c")
-	m.run("send-keys", "-t", "w", "echo rc=$?", "Enter")
-	m.waitFor("rc=130")
+	m.Keys("C-c")
+	m.Keys("echo rc=$?", "Enter")
+	m.WaitText("rc=130")
 
 	// The sandbox cannot reach the user's terminal: its controlling
 	// terminal is warden's pty, and TIOCSTI is refused anyway.
-	m.run("send-keys", "-t", "w", "exit 7", "Enter")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(exitFile)
-		if err == nil && strings.TrimSpace(string(b)) != "" {
-			if got := strings.TrimSpace(string(b)); got != "7" {
-				t.Fatalf("exit code %s, want 7", got)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("warden never exited:\n%s", m.run("capture-pane", "-p", "-t", "w"))
-		}
-		time.Sleep(50 * time.Millisecond)
+	m.Keys("exit 7", "Enter")
+	if got := m.WaitExit(exitFile); got != "7" {
+		t.Fatalf("exit code %s, want 7", got)
 	}
-	pane := m.run("capture-pane", "-p", "-t", "w")
+	pane := m.Pane()
 	for line := range strings.SplitSeq(pane, "\n") {
 		if strings.TrimSpace(line) == "not-interrupted" {
 			t.Errorf("Ctrl-C did not interrupt the foreground command:\n%s", pane)
@@ -132,26 +86,23 @@ network:
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "config")
-	m := &tmux{t: t, sock: filepath.Join(dir, "tmux.sock")}
-	script := fmt.Sprintf("cd %q && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q TERM=screen %q run --policy %q -- bash --norc --noprofile -i; sleep 60",
-		e.Work, e.Home, cfg, filepath.Join(dir, "state"), e.Warden, pol)
-	m.run("-f", "/dev/null", "new-session", "-d", "-s", "w", "-x", "150", "-y", "40", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-S", m.sock, "kill-server").Run() })
-	m.run("send-keys", "-t", "w", "PS1='ready> '", "Enter")
-	m.waitFor("ready> ")
+	m := sandboxtest.NewTmux(t, 150, 40, fmt.Sprintf("cd %q && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q TERM=screen %q run --policy %q -- bash --norc --noprofile -i; sleep 60",
+		e.Work, e.Home, cfg, filepath.Join(dir, "state"), e.Warden, pol))
+	m.Keys("PS1='ready> '", "Enter")
+	m.WaitText("ready> ")
 
 	curl := func(host string) {
-		m.run("send-keys", "-t", "w", fmt.Sprintf("curl -s -o /dev/null -w '%s=%%{http_code}\\n' http://%s:%d/", host, host, port), "Enter")
+		m.Keys(fmt.Sprintf("curl -s -o /dev/null -w '%s=%%{http_code}\\n' http://%s:%d/", host, host, port), "Enter")
 	}
 	curl("one.test")
-	m.waitFor(fmt.Sprintf("allow network access to one.test:%d?", port))
-	m.run("send-keys", "-t", "w", "d", "Enter")
-	m.waitFor("one.test=403")
+	m.WaitText(fmt.Sprintf("allow network access to one.test:%d?", port))
+	m.Keys("d", "Enter")
+	m.WaitText("one.test=403")
 	curl("two.test")
-	m.waitFor(fmt.Sprintf("allow network access to two.test:%d?", port))
-	m.run("send-keys", "-t", "w", "a", "Enter")
-	m.waitFor("two.test=200")
-	if pane := m.run("capture-pane", "-p", "-t", "w"); strings.Contains(pane, "command not found") {
+	m.WaitText(fmt.Sprintf("allow network access to two.test:%d?", port))
+	m.Keys("a", "Enter")
+	m.WaitText("two.test=200")
+	if pane := m.Pane(); strings.Contains(pane, "command not found") {
 		t.Errorf("an answer's keystrokes reached the sandbox:\n%s", pane)
 	}
 	learned, err := os.ReadFile(filepath.Join(cfg, "warden", "learned-network.yaml"))
@@ -169,12 +120,8 @@ func TestTargetStopIsContinued(t *testing.T) {
 		t.Skip("tmux is not installed (CI installs it)")
 	}
 	e := sandboxtest.NewEnv(t)
-	dir := t.TempDir()
-	m := &tmux{t: t, sock: filepath.Join(dir, "tmux.sock")}
-	script := fmt.Sprintf("cd %q && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=%q TERM=screen %q run -- sh -c 'kill -STOP $$; echo resumed-after-stop'; sleep 60",
-		e.Work, e.Home, e.Warden)
-	m.run("-f", "/dev/null", "new-session", "-d", "-s", "w", "-x", "120", "-y", "20", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-S", m.sock, "kill-server").Run() })
-	m.waitFor("suspending is not supported inside the sandbox")
-	m.waitFor("resumed-after-stop")
+	m := sandboxtest.NewTmux(t, 120, 20, fmt.Sprintf("cd %q && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=%q TERM=screen %q run -- sh -c 'kill -STOP $$; echo resumed-after-stop'; sleep 60",
+		e.Work, e.Home, e.Warden))
+	m.WaitText("suspending is not supported inside the sandbox")
+	m.WaitText("resumed-after-stop")
 }
