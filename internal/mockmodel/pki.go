@@ -8,16 +8,21 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"time"
 )
 
-// SelfSigned makes a throw-away CA and a server certificate for host signed
-// by it, valid for a day. The CA's key is discarded: the CA can sign
-// nothing else. Give the CA (PEM) to the client, e.g. warden's
-// network.upstream_roots, and the certificate to the server.
-func SelfSigned(host string) (caPEM []byte, cert tls.Certificate, err error) {
+// SelfSigned makes a throw-away CA, name-constrained to hosts, and a server
+// certificate for hosts signed by it, valid for a day. The CA's key is
+// discarded: the CA can sign nothing else. Give the CA (PEM) to the
+// client, e.g. warden's network.upstream_roots, and the certificate to the
+// server.
+func SelfSigned(hosts ...string) (caPEM []byte, cert tls.Certificate, err error) {
+	if len(hosts) == 0 {
+		return nil, tls.Certificate{}, errors.New("mockmodel: SelfSigned needs a host")
+	}
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, tls.Certificate{}, fmt.Errorf("mockmodel: CA key: %w", err)
@@ -27,7 +32,7 @@ func SelfSigned(host string) (caPEM []byte, cert tls.Certificate, err error) {
 		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "warden mock model CA (throw-away)"},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
 		IsCA: true, BasicConstraintsValid: true, MaxPathLenZero: true, KeyUsage: x509.KeyUsageCertSign,
-		PermittedDNSDomains: []string{host}, PermittedDNSDomainsCritical: true,
+		PermittedDNSDomains: hosts, PermittedDNSDomainsCritical: true,
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
@@ -42,7 +47,7 @@ func SelfSigned(host string) (caPEM []byte, cert tls.Certificate, err error) {
 		return nil, tls.Certificate{}, fmt.Errorf("mockmodel: key: %w", err)
 	}
 	leafTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: hosts[0]}, DNSNames: hosts,
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}

@@ -14,17 +14,11 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"flag"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -34,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wardenhq/warden/internal/mockmodel"
 
 	"github.com/wardenhq/warden/internal/egress"
 	"github.com/wardenhq/warden/internal/egress/mitm"
@@ -69,30 +65,6 @@ func sized(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(buf[:k])
 		n -= k
 	}
-}
-
-// originCert is a self-signed certificate for the benchmark names.
-func originCert() (tls.Certificate, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "bench origin"},
-		DNSNames:              []string{"bench.test", "mitm.bench.test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }
 
 // wardenChild is warden's proxy in a child process; reset asks it to drop
@@ -226,7 +198,7 @@ func newClient(proxy *url.URL, roots *x509.CertPool) *http.Client {
 }
 
 func run(n, warm int, srt string) error {
-	cert, certPEM, err := originCert()
+	certPEM, cert, err := mockmodel.SelfSigned("bench.test", "mitm.bench.test")
 	if err != nil {
 		return err
 	}
