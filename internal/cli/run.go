@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/wardenhq/warden/internal/cli/cliutil"
 	"github.com/wardenhq/warden/internal/config"
@@ -61,17 +62,22 @@ killed by signal N.`,
 	}
 	cmd.Flags().SetInterspersed(false)
 	fl := cmd.Flags()
-	fl.StringVar(&opts.PolicyFile, "policy", "", "policy `FILE` layered over the defaults and the user policy")
-	fl.StringVar(&opts.Profile, "profile", "", "named profile to apply")
-	fl.StringVar(&opts.Mode, "mode", "", "filesystem mode: sandbox, rx or rwx")
+	opts.addPolicyFlags(fl)
 	fl.StringVar(&opts.Backend, "backend", "", "sandbox backend: auto, bwrap or landlock (none only from a policy file)")
-	fl.StringArrayVar(&opts.AllowRead, "allow-read", nil, "grant read access to `PATH` (repeatable)")
-	fl.StringArrayVar(&opts.AllowWrite, "allow-write", nil, "grant write access to `PATH` (repeatable)")
-	fl.StringArrayVar(&opts.Env, "env", nil, "pass environment variable `NAME` through (repeatable; NAME* for a prefix)")
 	fl.StringVar(&opts.Net, "net", "", "network: blocked, open or filtered")
 	fl.BoolVar(&opts.Explain, "explain", false, "print the resolved policy and the compiled sandbox, and run nothing")
 	fl.StringArrayVar(&opts.Skills, "skill", nil, "mount the registered skill `NAME` through the facade (repeatable; all for every one)")
 	return cmd
+}
+
+// addPolicyFlags adds the policy flags run and start share.
+func (o *RunOptions) addPolicyFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&o.PolicyFile, "policy", "", "policy `FILE` layered over the defaults and the user policy")
+	fl.StringVar(&o.Profile, "profile", "", "named profile to apply")
+	fl.StringVar(&o.Mode, "mode", "", "filesystem mode: sandbox, rx or rwx")
+	fl.StringArrayVar(&o.AllowRead, "allow-read", nil, "grant read access to `PATH` (repeatable)")
+	fl.StringArrayVar(&o.AllowWrite, "allow-write", nil, "grant write access to `PATH` (repeatable)")
+	fl.StringArrayVar(&o.Env, "env", nil, "pass environment variable `NAME` through (repeatable; NAME* for a prefix)")
 }
 
 // flagLayer turns flags into the highest policy layer.

@@ -61,12 +61,7 @@ Arguments after -- go to the harness.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.PrintPlan, "print-plan", false, "print everything start would do (grants, env, hosts, keys, bridge files) and run nothing")
 	fl.StringVar(&opts.APIBase, "api-base", "", "point the harness's model API at `URL` (a gateway or local model server; its host is the one allowed)")
-	fl.StringVar(&opts.PolicyFile, "policy", "", "policy `FILE` layered over the defaults and the user policy")
-	fl.StringVar(&opts.Profile, "profile", "", "named profile to apply")
-	fl.StringVar(&opts.Mode, "mode", "", "filesystem mode: sandbox, rx or rwx")
-	fl.StringArrayVar(&opts.AllowRead, "allow-read", nil, "grant read access to `PATH` (repeatable)")
-	fl.StringArrayVar(&opts.AllowWrite, "allow-write", nil, "grant write access to `PATH` (repeatable)")
-	fl.StringArrayVar(&opts.Env, "env", nil, "pass environment variable `NAME` through (repeatable; NAME* for a prefix)")
+	opts.addPolicyFlags(fl)
 	fl.StringArrayVar(&opts.Skills, "skill", nil, "place the registered skill `NAME` (repeatable; all for every one)")
 	return cmd
 }
