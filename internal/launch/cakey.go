@@ -39,17 +39,6 @@ func caKeyStore(state string, open func() (secrets.Store, error)) mitm.KeyStore 
 	return keychainKeyStore{st}
 }
 
-// openKeychain opens the secret store as configured; caKeyStore uses it
-// only when it is a native keychain (the encrypted file would add a
-// passphrase to a key the 0600 state dir protects as well).
-func openKeychain() (secrets.Store, error) {
-	o, err := keychain.Open(keychain.Config{})
-	if err != nil {
-		return nil, err
-	}
-	return o.Store, nil
-}
-
 // keychainKeyStore adapts a secret store to mitm.KeyStore.
 type keychainKeyStore struct{ s secrets.Store }
 

@@ -24,7 +24,6 @@ import (
 	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/sandbox/landlock"
 	"github.com/wardenhq/warden/internal/secrets"
-	"github.com/wardenhq/warden/internal/secrets/keychain"
 )
 
 // CredentialScope is the secret-store scope of network.credentials.
@@ -33,7 +32,7 @@ const CredentialScope = "net"
 // addCredentials reads each credential's secret from warden's secret store
 // and gives the proxy a fresh random placeholder for it; only the
 // placeholder enters the sandbox (in the credential's variable).
-func addCredentials(cfg *egress.Config, creds []policy.Credential, sb *sandbox.Spec) error {
+func addCredentials(cfg *egress.Config, creds []policy.Credential, sb *sandbox.Spec, open func() (secrets.Store, error)) error {
 	if len(creds) == 0 {
 		return nil
 	}
@@ -49,7 +48,7 @@ func addCredentials(cfg *egress.Config, creds []policy.Credential, sb *sandbox.S
 			value = func() string { return v }
 		} else {
 			if store == nil {
-				o, err := keychain.Open(keychain.Config{})
+				o, err := open()
 				if err != nil {
 					return fmt.Errorf("launch: network.credentials: %w", err)
 				}
@@ -178,7 +177,7 @@ func startEgress(p *Plan, logger *slog.Logger) (*egressSession, error) {
 	cfg.Audit = af
 	es := &egressSession{audit: af, done: make(chan error, 1)}
 	sb := p.Sandbox
-	if err := addCredentials(&cfg, p.Resolved.Network.Credentials, sb); err != nil {
+	if err := addCredentials(&cfg, p.Resolved.Network.Credentials, sb, p.secretStore); err != nil {
 		af.Close()
 		return nil, err
 	}
@@ -201,7 +200,7 @@ func startEgress(p *Plan, logger *slog.Logger) (*egressSession, error) {
 			af.Close()
 			return nil, err
 		}
-		ca, err := mitm.New(mitm.Options{Store: caKeyStore(state, openKeychain), Permitted: hosts})
+		ca, err := mitm.New(mitm.Options{Store: caKeyStore(state, p.secretStore), Permitted: hosts})
 		if err != nil {
 			af.Close()
 			return nil, fmt.Errorf("launch: interception CA: %w", err)

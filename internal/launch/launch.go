@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/wardenhq/warden/internal/config"
@@ -25,6 +26,8 @@ import (
 	"github.com/wardenhq/warden/internal/sandbox/pty"
 	"github.com/wardenhq/warden/internal/sandbox/seatbelt"
 	"github.com/wardenhq/warden/internal/sandbox/seccomp"
+	"github.com/wardenhq/warden/internal/secrets"
+	"github.com/wardenhq/warden/internal/secrets/keychain"
 	"github.com/wardenhq/warden/internal/skills"
 )
 
@@ -54,6 +57,12 @@ type Plan struct {
 	Backend  policy.Backend
 	// Harness is set by `warden start`.
 	Harness *HarnessPlan
+
+	// store is warden's secret store, opened at most once per session
+	// (the encrypted-file keyring's key derivation is slow on purpose).
+	storeOnce sync.Once
+	store     secrets.Store
+	storeErr  error
 
 	// approved are the Skills, resolved once (by `warden start`, which
 	// places them); nil until then.
@@ -262,4 +271,21 @@ func openTTY(s Streams) (*pty.Session, bool) {
 		return nil, false
 	}
 	return ts, true
+}
+
+// secretStore opens warden's secret store the first time it is needed and
+// returns the same store (or error) after that.
+func (p *Plan) secretStore() (secrets.Store, error) {
+	p.storeOnce.Do(func() {
+		if p.store != nil {
+			return // handed over by NewStartPlan
+		}
+		o, err := keychain.Open(keychain.Config{})
+		if err != nil {
+			p.storeErr = err
+			return
+		}
+		p.store = o
+	})
+	return p.store, p.storeErr
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/sandbox/landlock"
 	"github.com/wardenhq/warden/internal/secrets"
-	"github.com/wardenhq/warden/internal/secrets/keychain"
 	"github.com/wardenhq/warden/internal/sidecar"
 	"github.com/wardenhq/warden/internal/skills"
 )
@@ -72,7 +71,7 @@ func startSkills(ctx context.Context, p *Plan, logger *slog.Logger) (*skillSessi
 	// the encrypted-file keyring's key derivation is slow on purpose.
 	storeCh := make(chan storeResult, 1)
 	go func() {
-		st, err := keychain.Open(keychain.Config{})
+		st, err := p.secretStore()
 		storeCh <- storeResult{st, err}
 	}()
 	approved := p.approved // resolved already by `warden start`

@@ -163,7 +163,15 @@ func NewStartPlan(o StartOptions) (*Plan, error) {
 			keys = []harness.Key{k}
 		}
 	}
-	hp.Keys, hp.Notes = keySources(keys, o.Store)
+	store, storeErr := o.Store, error(nil)
+	if store == nil && len(keys) > 0 {
+		if op, err := keychain.Open(keychain.Config{}); err != nil {
+			storeErr = err
+		} else {
+			store = op
+		}
+	}
+	hp.Keys, hp.Notes = keySources(keys, store, storeErr)
 	for _, k := range hp.Keys {
 		switch k.Source {
 		case sourceStore:
@@ -216,6 +224,9 @@ func NewStartPlan(o StartOptions) (*Plan, error) {
 	}
 	slices.Sort(plan.Sandbox.Env)
 	plan.Harness = hp
+	if store != nil {
+		plan.store = store // the session reuses it: one key derivation
+	}
 	return plan, nil
 }
 
@@ -233,16 +244,8 @@ const (
 
 // keySources finds each key in warden's secret store (scope net), else in
 // warden's own environment. Neither value ever enters the sandbox.
-func keySources(keys []harness.Key, store secrets.Store) ([]KeySource, []string) {
+func keySources(keys []harness.Key, store secrets.Store, storeErr error) ([]KeySource, []string) {
 	var notes []string
-	var storeErr error
-	if store == nil && len(keys) > 0 {
-		if o, err := keychain.Open(keychain.Config{}); err != nil {
-			storeErr = err
-		} else {
-			store = o
-		}
-	}
 	out := make([]KeySource, 0, len(keys))
 	found := false
 	for _, k := range keys {
